@@ -1,0 +1,434 @@
+package leadership
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// campaign is the engine of one candidacy: a single goroutine that reads
+// and writes the election record. Every write is a compare-and-swap against
+// the last state it knows, so two candidates can never both believe a write
+// made them leader; acting as leader is further bounded by the lease, which
+// ends at its own deadline whatever this goroutine is doing.
+type campaign struct {
+	observer
+	c    *Candidate
+	id   string
+	hold *holding // the term this candidate holds in the record, nil if none
+
+	uncertain    bool          // an acquire may have landed without us knowing
+	holdoffUntil time.Duration // after resigning, leave a free record to others until then
+	warnedIndex  uint64        // the foreign value already reported
+}
+
+// holding is a term this candidate wrote into the record.
+type holding struct {
+	rec          record
+	pair         *store.KVPair // the record as stored, for the next compare-and-swap
+	lease        *lease
+	renewDue     time.Duration
+	unconfirmed  time.Duration // send time of the earliest write not yet confirmed, or -1
+	relinquishAt time.Duration // or never
+}
+
+func newCampaign(c *Candidate, ctx context.Context) *campaign {
+	e := &campaign{c: c, id: newInstanceID()}
+	e.observer = newObserver(ctx, c.client, c.key, &c.cfg, c.clock)
+	e.onError = func(err *StoreError) {
+		c.errs.push(err)
+		v := c.view.Load()
+		c.setView(v.Role, v.Leader, v.Term, err)
+	}
+	return e
+}
+
+// begin reads the election before RunForElection returns.
+func (e *campaign) begin() error {
+	if err := e.observer.begin(); err != nil {
+		return err
+	}
+	e.publish()
+	return nil
+}
+
+// loop runs until the context ends or the election ends.
+func (e *campaign) loop() (err error) {
+	defer func() { e.finish(err) }()
+	timer := time.NewTimer(never)
+	defer timer.Stop()
+	for {
+		if err := e.step(); err != nil {
+			return err
+		}
+		e.publish()
+		timer.Reset(max(e.nextWake()-e.clock(), 0))
+		select {
+		case <-e.ctx.Done():
+			return nil
+		case <-e.c.wake:
+		case <-timer.C:
+		case p, ok := <-e.watch.events:
+			if !ok {
+				e.watchClosed()
+				continue
+			}
+			e.observe(snapshotOf(p), true)
+		}
+	}
+}
+
+// step does whatever is due now: at most one write, plus a read if needed.
+func (e *campaign) step() error {
+	now := e.clock()
+	if e.ctx.Err() != nil {
+		return nil
+	}
+	if !e.watch.running() && now >= e.watchAt {
+		e.openWatch()
+	}
+	if now < e.retryAt {
+		return nil
+	}
+	if e.pollDue(now) {
+		s, ok := e.readNow()
+		if !ok {
+			return nil
+		}
+		e.uncertain = false
+		e.observe(s, false)
+	}
+	if e.ended() {
+		return ErrElectionEnded
+	}
+	if e.hold != nil {
+		e.stepHolding(now)
+	} else {
+		e.stepWaiting(now)
+	}
+	return nil
+}
+
+// stepHolding renews, relinquishes, or releases after the lease ended.
+func (e *campaign) stepHolding(now time.Duration) {
+	h := e.hold
+	if e.c.lead.Load() != h.lease {
+		switch endReason(h.lease.reason.Load()) {
+		case endResigned, endRelinquish:
+			if e.release() {
+				e.holdoffUntil = e.clock() + e.cfg.resignHoldoff
+			}
+		default:
+			// The deadline passed: the record is still ours, so the
+			// candidate may start a new term at once (stepWaiting).
+			e.hold = nil
+		}
+		return
+	}
+	if now >= h.relinquishAt {
+		e.c.stepDown(h.lease, endRelinquish)
+		if e.release() {
+			e.holdoffUntil = e.clock() + e.cfg.resignHoldoff
+		}
+		return
+	}
+	if now >= h.renewDue {
+		e.renew()
+	}
+}
+
+// stepWaiting acquires the record when it is free, ours, or expired.
+func (e *campaign) stepWaiting(now time.Duration) {
+	if at := e.acquireAt(); now >= at {
+		e.acquire()
+	}
+}
+
+// acquireAt is when this candidate may try to take the record as it stands.
+func (e *campaign) acquireAt() time.Duration {
+	s := e.cur
+	switch {
+	case s.kind == snapMissing:
+		return e.holdoffUntil
+	case s.kind == snapForeign:
+		return e.seenAt + e.c.ttl
+	case s.rec.ID == e.id:
+		return 0 // ours from an earlier term or an uncertain acquire
+	case s.rec.free() && s.rec.ttl() == 0:
+		return e.holdoffUntil
+	default:
+		// Held by another, or ended while someone held it: wait until the
+		// record has stayed unchanged for the holder's whole TTL, which is
+		// after that holder's own deadline.
+		at := e.seenAt + s.rec.ttl()
+		if s.rec.free() {
+			at = max(at, e.holdoffUntil)
+		}
+		return at
+	}
+}
+
+// nextWake is when step next has something to do.
+func (e *campaign) nextWake() time.Duration {
+	at := e.nextPoll()
+	if e.needRead {
+		at = 0
+	}
+	switch h := e.hold; {
+	case h == nil:
+		at = min(at, e.acquireAt())
+	case e.c.lead.Load() != h.lease:
+		at = 0
+	default:
+		at = min(at, h.renewDue, h.relinquishAt)
+	}
+	if !e.watch.running() {
+		at = min(at, e.watchAt)
+	}
+	return max(at, e.retryAt)
+}
+
+// put compare-and-swaps next over prev (nil: create) and classifies the
+// outcome: done, conflict (someone else changed the key), or err.
+func (e *campaign) put(op string, parent context.Context, next *record, prev *store.KVPair) (pair *store.KVPair, conflict bool, err error) {
+	ctx, cancel := e.reqCtx(parent)
+	defer cancel()
+	ok, pair, err := e.client.AtomicPut(ctx, e.key, next.encode(), prev, nil)
+	switch {
+	case err == nil && ok:
+		return pair, false, nil
+	case err == nil || isConflict(err):
+		return nil, true, nil
+	}
+	return nil, false, &StoreError{Op: op, Key: e.key, Err: err}
+}
+
+// acquire tries to start a term over the record as last seen.
+func (e *campaign) acquire() {
+	prev := e.cur
+	next := record{Leader: e.c.node, ID: e.id, Term: 1, TTLms: e.c.ttl.Milliseconds(), Gen: e.gen,
+		Since: time.Now().UTC().Format(time.RFC3339Nano)}
+	if prev.kind == snapRecord {
+		next.Term = prev.rec.Term + 1
+	}
+	sent := e.clock()
+	pair, conflict, err := e.put("acquire", e.ctx, &next, prev.pair)
+	switch {
+	case err != nil:
+		e.uncertain = true
+		e.needRead = true
+		e.failed(err)
+	case conflict:
+		e.needRead = true
+	default:
+		e.succeeded()
+		e.won(next, pair, sent)
+	}
+}
+
+// won starts the term whose acquire was sent at sent.
+func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
+	pair = e.confirmPair(rec, pair)
+	if pair == nil {
+		return
+	}
+	e.cur, e.seenAt, e.seen, e.uncertain = snapshot{kind: snapRecord, pair: pair, rec: rec}, e.clock(), true, false
+	deadline := sent + e.c.ttl - e.cfg.safetyMargin
+	if e.clock() >= deadline {
+		return // too slow to be of use: the record is ours, a new term starts at once
+	}
+	if !e.watch.running() {
+		e.watchAt = 0
+	}
+	t := Term{Token: rec.Term, Name: e.c.node, Began: time.Now()}
+	now := e.clock()
+	e.hold = &holding{rec: rec, pair: pair, renewDue: sent + e.cfg.renewInterval, unconfirmed: -1,
+		relinquishAt: e.relinquishTime(now)}
+	e.hold.lease = e.c.startLease(e.ctx, t, deadline)
+	e.publish()
+}
+
+// confirmPair returns the stored pair of a write that succeeded. Backends
+// that do not return it are read; nil means the write is not ours after all.
+func (e *campaign) confirmPair(rec record, pair *store.KVPair) *store.KVPair {
+	if pair != nil && pair.LastIndex != 0 && pair.Value != nil {
+		return pair
+	}
+	s, ok := e.readNow()
+	if !ok {
+		e.needRead = true
+		return nil
+	}
+	if s.kind == snapRecord && s.rec == rec {
+		return s.pair
+	}
+	e.observe(s, false)
+	return nil
+}
+
+// renew rewrites the record to confirm the lease.
+func (e *campaign) renew() {
+	h := e.hold
+	next := h.rec
+	next.Seq++
+	sent := e.clock()
+	if h.unconfirmed < 0 {
+		h.unconfirmed = sent
+	}
+	pair, conflict, err := e.put("renew", e.ctx, &next, h.pair)
+	switch {
+	case err != nil:
+		e.failed(err)
+		// Retry in time for the deadline whatever the backoff says.
+		left := time.Duration(h.lease.deadline.Load()) - e.clock()
+		e.retryAt = min(e.retryAt, e.clock()+max(left/4, time.Millisecond))
+		h.renewDue = 0
+	case conflict:
+		// Someone else wrote, or an earlier renewal of ours landed late:
+		// the read decides (observe).
+		e.needRead = true
+		h.renewDue = 0
+	default:
+		e.succeeded()
+		if pair = e.confirmPair(next, pair); pair == nil {
+			return
+		}
+		h.rec, h.pair = next, pair
+		e.confirm(h)
+		h.renewDue = sent + e.cfg.renewInterval
+		e.cur, e.seenAt = snapshot{kind: snapRecord, pair: pair, rec: next}, e.clock()
+	}
+}
+
+// confirm extends the lease from the earliest write not yet confirmed: the
+// store applied every later write after that moment, so no observer can
+// have started counting the TTL earlier.
+func (e *campaign) confirm(h *holding) {
+	if h.unconfirmed >= 0 {
+		h.lease.extend(h.unconfirmed + e.c.ttl - e.cfg.safetyMargin)
+		h.unconfirmed = -1
+	}
+}
+
+// release frees the record so that a waiting candidate wins at once. It
+// returns true when the record no longer shows this candidate.
+func (e *campaign) release() bool {
+	return e.releaseUnder(e.ctx)
+}
+
+func (e *campaign) releaseUnder(ctx context.Context) bool {
+	for range 3 {
+		h := e.hold
+		next := h.rec
+		next.Seq++
+		next.Leader, next.ID, next.TTLms, next.Since = "", "", 0, ""
+		pair, conflict, err := e.put("release", ctx, &next, h.pair)
+		switch {
+		case err != nil:
+			e.failed(err)
+			return false
+		case !conflict:
+			e.succeeded()
+			e.hold = nil
+			if pair != nil {
+				e.cur, e.seenAt = snapshot{kind: snapRecord, pair: pair, rec: next}, e.clock()
+			} else {
+				e.needRead = true
+			}
+			e.publish()
+			return true
+		}
+		// A conflict: if a late write of ours is what changed the record,
+		// release that one; otherwise someone else holds it now.
+		s, err := e.read(ctx)
+		if err != nil {
+			e.failed(err)
+			return false
+		}
+		if s.kind == snapRecord && s.rec.ID == e.id {
+			h.rec, h.pair = s.rec, s.pair
+			continue
+		}
+		e.hold = nil
+		e.observe(s, false)
+		return true
+	}
+	return false
+}
+
+// observe takes a state of the key from a read or a watch event and acts on
+// what it means for this candidate.
+func (e *campaign) observe(s snapshot, fromWatch bool) {
+	if !e.adopt(s, fromWatch) {
+		return
+	}
+	if h := e.hold; h != nil {
+		if s.kind == snapRecord && s.rec.ID == e.id && s.rec.Term == h.rec.Term && s.rec.Gen == h.rec.Gen {
+			// A write of ours we had not seen confirmed.
+			h.rec, h.pair = s.rec, s.pair
+			if e.c.lead.Load() == h.lease {
+				e.confirm(h)
+				h.renewDue = min(h.renewDue, e.clock()+e.cfg.renewInterval)
+			}
+		} else {
+			e.c.stepDown(h.lease, endLost)
+			e.hold = nil
+		}
+	}
+	if s.kind == snapForeign && s.pair.LastIndex != e.warnedIndex {
+		e.warnedIndex = s.pair.LastIndex
+		e.onError(&StoreError{Op: "get", Key: e.key, Err: ErrForeignValue})
+	}
+	e.publish()
+}
+
+// publish updates the candidate's status from what it knows.
+func (e *campaign) publish() {
+	role, leader, term := RoleFollower, e.cur.leader(), e.cur.rec.Term
+	if l := e.c.lead.Load(); l != nil {
+		role, leader, term = RoleLeader, e.c.node, l.term.Token
+	}
+	e.c.setView(role, leader, term, nil)
+}
+
+// relinquishTime is when a term starting now must be given up, or never.
+func (e *campaign) relinquishTime(now time.Duration) time.Duration {
+	if s := e.cfg.relinquishSchedule; s != nil {
+		wall := time.Now()
+		return now + s.Next(wall).Sub(wall)
+	}
+	if e.cfg.relinquishInterval > 0 {
+		return now + e.cfg.relinquishInterval
+	}
+	return never
+}
+
+// finish steps down and, unless the election ended, releases the record so
+// that the next candidate wins without waiting for the TTL.
+func (e *campaign) finish(err error) {
+	why := endStopped
+	if errors.Is(err, ErrElectionEnded) {
+		why = endEnded
+	}
+	e.c.stepDown(e.c.lead.Load(), why)
+	if why == endStopped {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), e.cfg.requestTimeout)
+		e.ctx = ctx // the run's context is done; the last requests use this one
+		if e.hold == nil && (e.uncertain || (e.cur.kind == snapRecord && e.cur.rec.ID == e.id)) {
+			if s, rerr := e.read(ctx); rerr == nil && s.kind == snapRecord && s.rec.ID == e.id {
+				e.hold = &holding{rec: s.rec, pair: s.pair}
+			}
+		}
+		if e.hold != nil {
+			e.releaseUnder(ctx)
+		}
+		cancel()
+	}
+	e.watch.close(e.cfg.requestTimeout)
+	if err != nil {
+		e.c.errs.push(err)
+	}
+	e.c.setView(RoleStopped, "", e.cur.rec.Term, err)
+}

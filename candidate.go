@@ -1,0 +1,289 @@
+package leadership
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"reflect"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// Candidate runs for election on a key of a store. At most one candidate of
+// a key acts as leader at any instant: a leader that cannot confirm its
+// lease steps down at its own deadline, before the store could let anyone
+// else win. Every method is safe for concurrent use.
+type Candidate struct {
+	client store.Store
+	key    string
+	node   string
+	ttl    time.Duration
+	cfg    config
+	err    error // from the constructor, returned when the campaign starts
+
+	mu      sync.Mutex
+	state   runState
+	cancel  context.CancelFunc
+	done    chan struct{}
+	exitErr error
+
+	epoch   time.Time // the candidate's clock starts here
+	sinks   *sinkGroup
+	elected *boolSink
+	errs    *queueSink[error]
+	status  *queueSink[Status]
+	terms   atomic.Pointer[queueSink[termEvent]] // set by Run only
+	wake    chan struct{} // pokes the engine (Resign, step-down)
+	wg      sync.WaitGroup
+
+	leadMu sync.Mutex             // orders lease starts and ends on the sinks
+	lead   atomic.Pointer[lease]  // the current lease, nil when not leader
+	view   atomic.Pointer[Status] // the latest status
+}
+
+type runState int
+
+const (
+	stateIdle runState = iota
+	stateRunning
+	stateStopped
+)
+
+// Queue limits for the channels that may drop their oldest values when no
+// one reads them. The elected channel never drops a transition.
+const (
+	errQueueLimit    = 64
+	statusQueueLimit = 256
+)
+
+// NewCandidate creates a candidate named node for the election at key, with
+// a lease of ttl. Nothing runs until RunForElection, RunForElectionContext
+// or Run; problems with the arguments or options are returned from there as
+// typed errors (ErrNilStore, ErrEmptyKey, ErrEmptyName, ErrInvalidTTL,
+// ErrInvalidOption).
+func NewCandidate(client store.Store, key, node string, ttl time.Duration, opts ...Option) *Candidate {
+	c := &Candidate{
+		client:  client,
+		key:     normalizeKey(key),
+		node:    node,
+		ttl:     ttl,
+		cfg:     newConfig(opts),
+		done:    make(chan struct{}),
+		elected: newBoolSink(),
+		errs:    newQueueSink[error](errQueueLimit),
+		status:  newQueueSink[Status](statusQueueLimit),
+		wake:    make(chan struct{}, 1),
+	}
+	c.sinks = newSinkGroup(c.elected, c.errs, c.status)
+	c.view.Store(&Status{Role: RoleBootstrap, CandidateID: node})
+	c.err = c.validate()
+	return c
+}
+
+func (c *Candidate) validate() error {
+	switch {
+	case isNil(c.client):
+		return ErrNilStore
+	case c.key == "":
+		return ErrEmptyKey
+	case c.node == "":
+		return ErrEmptyName
+	}
+	if err := checkTTL(c.ttl, c.client); err != nil {
+		return err
+	}
+	return c.cfg.resolve(c.ttl)
+}
+
+// RunForElection starts campaigning in the background and returns the
+// elected channel, the error channel and an error if the campaign could not
+// start (bad arguments or options, a second call, a call after Stop, or a
+// store that cannot be read: the first read is done before it returns).
+//
+// The elected channel delivers false first, then every change of leadership
+// in order (true when elected, false when leadership ends); a reader that
+// falls behind still sees every transition. The error channel reports store
+// errors, after which the candidate keeps trying; it keeps the latest 64 if
+// no one reads. Both close when the candidate stops: after Stop, after the
+// election is ended (ErrElectionEnded is then the last error).
+func (c *Candidate) RunForElection() (<-chan bool, <-chan error, error) {
+	return c.RunForElectionContext(context.Background())
+}
+
+// RunForElectionContext is RunForElection under ctx: cancelling ctx stops
+// the candidate as Stop does (leadership released, channels closed).
+func (c *Candidate) RunForElectionContext(ctx context.Context) (<-chan bool, <-chan error, error) {
+	if err := c.start(ctx); err != nil {
+		return nil, nil, err
+	}
+	return c.elected.out, c.errs.out, nil
+}
+
+// start checks the arguments, reads the election once and starts the
+// engine and the channel deliverers.
+func (c *Candidate) start(ctx context.Context) error {
+	if c.err != nil {
+		return c.err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch c.state {
+	case stateRunning:
+		return ErrAlreadyRunning
+	case stateStopped:
+		return ErrStopped
+	}
+	c.epoch = time.Now()
+	runCtx, cancel := context.WithCancel(ctx)
+	e := newCampaign(c, runCtx)
+	if err := e.begin(); err != nil {
+		cancel()
+		return err
+	}
+	c.state, c.cancel = stateRunning, cancel
+	c.sinks.start()
+	go c.runEngine(e, cancel)
+	return nil
+}
+
+// runEngine runs the campaign to its end, then closes everything it owns.
+func (c *Candidate) runEngine(e *campaign, cancel context.CancelFunc) {
+	err := e.loop()
+	cancel()
+	c.wg.Wait()
+	c.mu.Lock()
+	c.state, c.exitErr = stateStopped, err
+	c.mu.Unlock()
+	if err != nil {
+		// Give readers a moment to take the final error before the channels close.
+		c.sinks.flush(c.cfg.requestTimeout)
+	}
+	c.sinks.close()
+	close(c.done)
+}
+
+// IsLeader reports whether the candidate is the leader now: it holds a term
+// and the deadline of its last confirmed renewal has not passed.
+func (c *Candidate) IsLeader() bool {
+	l := c.lead.Load()
+	return l != nil && int64(c.clock()) < l.deadline.Load()
+}
+
+// CurrentTerm returns the term the candidate leads, if it is the leader.
+// The term's Token is its fencing token and its Context ends with it.
+func (c *Candidate) CurrentTerm() (Term, bool) {
+	l := c.lead.Load()
+	if l == nil || int64(c.clock()) >= l.deadline.Load() {
+		return Term{}, false
+	}
+	return l.term, true
+}
+
+// Leader returns the name of the leader as this candidate last saw it, or
+// "" when it knows of none.
+func (c *Candidate) Leader() string { return c.view.Load().Leader }
+
+// Status returns the candidate's status stream: its role, the leader and
+// the term after every change, and store errors. It keeps the latest 256
+// events if no one reads, and closes when the candidate stops. Every call
+// returns the same channel.
+func (c *Candidate) Status() <-chan Status { return c.status.out }
+
+// Resign gives up leadership at once: IsLeader is false and the term's
+// context is cancelled before Resign returns, and the record is released in
+// the background so that a waiting candidate wins. The candidate keeps
+// running and competes again after its resign holdoff (WithResignHoldoff);
+// if no one else took leadership by then, it takes it back. Without
+// leadership, Resign does nothing.
+func (c *Candidate) Resign() {
+	c.stepDown(c.lead.Load(), endResigned)
+}
+
+// Stop ends the candidacy: it steps down, releases leadership so that the
+// next candidate wins at once, closes the channels and returns once every
+// goroutine the candidate started has ended. It is safe to call at any time,
+// any number of times, from any goroutine, including before RunForElection
+// (which then returns ErrStopped).
+func (c *Candidate) Stop() {
+	c.mu.Lock()
+	switch c.state {
+	case stateIdle:
+		c.state = stateStopped
+		c.mu.Unlock()
+		c.sinks.close()
+		close(c.done)
+		return
+	case stateRunning:
+		c.cancel()
+	}
+	c.mu.Unlock()
+	<-c.done
+}
+
+// Done is closed once the candidate has stopped and every goroutine it
+// started has ended.
+func (c *Candidate) Done() <-chan struct{} { return c.done }
+
+// Err returns why the candidate stopped: ErrElectionEnded, or nil after
+// Stop or a cancelled context. It returns nil while the candidate runs.
+func (c *Candidate) Err() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exitErr
+}
+
+// EndElection ends this candidate's election for every candidate and
+// follower of its key (see the package function EndElection).
+func (c *Candidate) EndElection(ctx context.Context) error {
+	if c.err != nil {
+		return c.err
+	}
+	return EndElection(ctx, c.client, c.key)
+}
+
+// clock is the time since the candidate's epoch, on the monotonic clock.
+func (c *Candidate) clock() time.Duration { return time.Since(c.epoch) }
+
+func (c *Candidate) logger() *slog.Logger {
+	if c.cfg.logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.cfg.logger
+}
+
+// setView publishes a new status when something in it changed, or when err
+// is not nil.
+func (c *Candidate) setView(role Role, leader string, term uint64, err error) {
+	old := c.view.Load()
+	if err == nil && old.Role == role && old.Leader == leader && old.Term == term {
+		return
+	}
+	s := &Status{Role: role, CandidateID: c.node, Leader: leader, Term: term, Err: err}
+	c.view.Store(s)
+	c.status.push(*s)
+}
+
+// newInstanceID names one campaign in the record, so that two candidates
+// with the same node name are never mistaken for each other.
+func newInstanceID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// isNil reports whether an interface holds nothing or a nil pointer.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return rv.IsNil()
+	}
+	return false
+}

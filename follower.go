@@ -1,0 +1,160 @@
+package leadership
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// Follower follows an election and reports who leads it. It never reports
+// a leader that is gone: after a clean release it reports "" (or the next
+// leader) as soon as the store shows it, and after a leader vanished it
+// reports "" once the leader's record has stayed unrenewed for its TTL.
+// Every method is safe for concurrent use.
+type Follower struct {
+	client store.Store
+	key    string
+	cfg    config
+	err    error
+
+	mu      sync.Mutex
+	state   runState
+	cancel  context.CancelFunc
+	done    chan struct{}
+	exitErr error
+
+	epoch   time.Time
+	sinks   *sinkGroup
+	leaders *queueSink[string]
+	errs    *queueSink[error]
+	events  *queueSink[Observation]
+	view    atomic.Pointer[Observation]
+}
+
+// Queue limit of the follower's leader and observation channels, which
+// drop their oldest values when no one reads.
+const leaderQueueLimit = 1024
+
+// NewFollower creates a follower of the election at key. Nothing runs
+// until FollowElection; problems with the arguments are returned from there
+// (ErrNilStore, ErrEmptyKey, ErrInvalidOption).
+func NewFollower(client store.Store, key string, opts ...Option) *Follower {
+	f := &Follower{
+		client:  client,
+		key:     normalizeKey(key),
+		cfg:     newConfig(opts),
+		done:    make(chan struct{}),
+		leaders: newQueueSink[string](leaderQueueLimit),
+		errs:    newQueueSink[error](errQueueLimit),
+		events:  newQueueSink[Observation](leaderQueueLimit),
+	}
+	f.sinks = newSinkGroup(f.leaders, f.errs, f.events)
+	f.view.Store(&Observation{})
+	switch {
+	case isNil(client):
+		f.err = ErrNilStore
+	case f.key == "":
+		f.err = ErrEmptyKey
+	default:
+		f.err = f.cfg.resolve(0)
+	}
+	return f
+}
+
+// FollowElection starts following in the background. It reads the election
+// once before returning, so an unreachable store is an error here. The
+// leader channel delivers the current leader first ("" when there is none),
+// then every change; it keeps the latest 1024 changes if no one reads. The
+// error channel reports store errors, after which the follower keeps
+// trying. Both close when the follower stops: after Stop, or after the
+// election is ended (ErrElectionEnded is then the last error).
+func (f *Follower) FollowElection() (<-chan string, <-chan error, error) {
+	return f.FollowElectionContext(context.Background())
+}
+
+// FollowElectionContext is FollowElection under ctx: cancelling ctx stops
+// the follower as Stop does.
+func (f *Follower) FollowElectionContext(ctx context.Context) (<-chan string, <-chan error, error) {
+	if f.err != nil {
+		return nil, nil, f.err
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch f.state {
+	case stateRunning:
+		return nil, nil, ErrAlreadyRunning
+	case stateStopped:
+		return nil, nil, ErrStopped
+	}
+	f.epoch = time.Now()
+	runCtx, cancel := context.WithCancel(ctx)
+	e := newFollowing(f, runCtx)
+	if err := e.begin(); err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	f.state, f.cancel = stateRunning, cancel
+	f.sinks.start()
+	go func() {
+		err := e.loop()
+		cancel()
+		f.mu.Lock()
+		f.state, f.exitErr = stateStopped, err
+		f.mu.Unlock()
+		if err != nil {
+			f.sinks.flush(f.cfg.requestTimeout)
+		}
+		f.sinks.close()
+		close(f.done)
+	}()
+	return f.leaders.out, f.errs.out, nil
+}
+
+// Leader returns the current leader's name, "" when there is none.
+func (f *Follower) Leader() string { return f.view.Load().Leader }
+
+// Current returns the current leader with its term and when the follower
+// saw it.
+func (f *Follower) Current() Observation { return *f.view.Load() }
+
+// Observations returns a stream like the leader channel that also carries
+// the term and the time of each change, including a new term of the same
+// leader. It keeps the latest 1024 events if no one reads, and closes when
+// the follower stops. Every call returns the same channel.
+func (f *Follower) Observations() <-chan Observation { return f.events.out }
+
+// Stop stops following, closes the channels and returns once every
+// goroutine the follower started has ended. It is safe to call at any time,
+// any number of times, from any goroutine.
+func (f *Follower) Stop() {
+	f.mu.Lock()
+	switch f.state {
+	case stateIdle:
+		f.state = stateStopped
+		f.mu.Unlock()
+		f.sinks.close()
+		close(f.done)
+		return
+	case stateRunning:
+		f.cancel()
+	}
+	f.mu.Unlock()
+	<-f.done
+}
+
+// Done is closed once the follower has stopped and every goroutine it
+// started has ended.
+func (f *Follower) Done() <-chan struct{} { return f.done }
+
+// Err returns why the follower stopped: ErrElectionEnded, or nil after Stop
+// or a cancelled context.
+func (f *Follower) Err() error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.exitErr
+}
+
+func (f *Follower) clock() time.Duration { return time.Since(f.epoch) }

@@ -1,0 +1,146 @@
+package leadership
+
+import (
+	"context"
+	"time"
+)
+
+// following is the engine of a Follower: one goroutine that turns what the
+// observer sees into leader changes, and declares a leader gone once its
+// record has stayed unrenewed for its TTL (confirmed by a read).
+type following struct {
+	observer
+	f         *Follower
+	expired   bool // the current holder's lease ran out unrenewed
+	published bool
+	warned    uint64
+}
+
+func newFollowing(f *Follower, ctx context.Context) *following {
+	e := &following{f: f}
+	e.observer = newObserver(ctx, f.client, f.key, &f.cfg, f.clock)
+	e.onError = func(err *StoreError) { f.errs.push(err) }
+	return e
+}
+
+func (e *following) begin() error {
+	if err := e.observer.begin(); err != nil {
+		return err
+	}
+	e.publish()
+	return nil
+}
+
+func (e *following) loop() (err error) {
+	defer func() {
+		e.watch.close(e.cfg.requestTimeout)
+		if err != nil {
+			e.f.errs.push(err)
+		}
+	}()
+	timer := time.NewTimer(never)
+	defer timer.Stop()
+	for {
+		if err := e.step(); err != nil {
+			return err
+		}
+		timer.Reset(max(e.nextWake()-e.clock(), 0))
+		select {
+		case <-e.ctx.Done():
+			return nil
+		case <-timer.C:
+		case p, ok := <-e.watch.events:
+			if !ok {
+				e.watchClosed()
+				continue
+			}
+			e.observe(snapshotOf(p), true)
+		}
+	}
+}
+
+// held reports whether the current record names a leader.
+func (e *following) held() bool {
+	return e.cur.kind == snapRecord && !e.cur.rec.free() && !e.cur.rec.Ended
+}
+
+func (e *following) step() error {
+	now := e.clock()
+	if e.ctx.Err() != nil {
+		return nil
+	}
+	if !e.watch.running() && now >= e.watchAt {
+		e.openWatch()
+	}
+	expiring := e.held() && !e.expired && now >= e.expiresAt()
+	if now >= e.retryAt && (e.pollDue(now) || expiring) {
+		if s, ok := e.readNow(); ok {
+			e.observe(s, false)
+		}
+	}
+	// A lease that a read did not show renewed, or that no read could
+	// confirm, is over: its holder has stepped down by now.
+	if expiring && e.held() && !e.expired && e.clock() >= e.expiresAt() {
+		e.expired = true
+		e.publish()
+	}
+	if e.ended() {
+		return ErrElectionEnded
+	}
+	return nil
+}
+
+// expiresAt is when the follower stops naming the current holder unless it
+// sees it renewed: a tenth of the TTL before candidates may take over, so
+// that a vanished leader is followed by "" and then its successor.
+func (e *following) expiresAt() time.Duration {
+	ttl := e.cur.rec.ttl()
+	return e.seenAt + ttl - ttl/10
+}
+
+func (e *following) nextWake() time.Duration {
+	at := e.nextPoll()
+	if e.needRead {
+		at = 0
+	}
+	if !e.watch.running() {
+		at = min(at, e.watchAt)
+	}
+	at = max(at, e.retryAt)
+	if e.held() && !e.expired {
+		at = min(at, e.expiresAt())
+	}
+	return at
+}
+
+func (e *following) observe(s snapshot, fromWatch bool) {
+	if !e.adopt(s, fromWatch) {
+		return
+	}
+	e.expired = false
+	if s.kind == snapForeign && s.pair.LastIndex != e.warned {
+		e.warned = s.pair.LastIndex
+		e.f.errs.push(&StoreError{Op: "get", Key: e.key, Err: ErrForeignValue})
+	}
+	e.publish()
+}
+
+// publish reports the leader if it changed (the first call always does).
+func (e *following) publish() {
+	leader := e.cur.leader()
+	if e.expired || e.ended() {
+		leader = ""
+	}
+	o := Observation{Leader: leader, Term: e.cur.rec.Term, At: time.Now()}
+	old := e.f.view.Load()
+	if e.published && old.Leader == o.Leader && old.Term == o.Term {
+		return
+	}
+	nameChanged := !e.published || old.Leader != o.Leader
+	e.published = true
+	e.f.view.Store(&o)
+	e.f.events.push(o)
+	if nameChanged {
+		e.f.leaders.push(o.Leader)
+	}
+}

@@ -1,0 +1,216 @@
+package leadership
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leadership-go/leadership/store/memory"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// wait is the generous deadline every test waits for an event with.
+const wait = 10 * time.Second
+
+var storeSeq atomic.Int64
+
+// cluster is one memory backend shared by the handles a test opens.
+type cluster struct {
+	t    *testing.T
+	name string
+}
+
+func newCluster(t *testing.T) *cluster {
+	t.Helper()
+	return &cluster{t: t, name: fmt.Sprintf("%s-%d", t.Name(), storeSeq.Add(1))}
+}
+
+// handle opens a new client of the cluster, closed when the test ends.
+func (c *cluster) handle() *memory.Store {
+	c.t.Helper()
+	h, err := memory.Open(c.name)
+	if err != nil {
+		c.t.Fatalf("open memory store: %v", err)
+	}
+	c.t.Cleanup(func() { _ = h.Close() })
+	return h
+}
+
+// recv waits for one value from ch.
+func recv[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v, ok := <-ch:
+		if !ok {
+			t.Fatalf("%s: channel closed", what)
+		}
+		return v
+	case <-time.After(wait):
+		t.Fatalf("%s: nothing within %v", what, wait)
+	}
+	panic("unreachable")
+}
+
+// recvUntil reads ch until pred holds for a value, and returns it.
+func recvUntil[T any](t *testing.T, ch <-chan T, what string, pred func(T) bool) T {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		select {
+		case v, ok := <-ch:
+			if !ok {
+				t.Fatalf("%s: channel closed", what)
+			}
+			if pred(v) {
+				return v
+			}
+		case <-deadline:
+			t.Fatalf("%s: not seen within %v", what, wait)
+		}
+	}
+}
+
+// eventually polls cond until it holds.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %v", what, wait)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// closed waits for ch to be closed, discarding values.
+func closed[T any](t *testing.T, ch <-chan T, what string) {
+	t.Helper()
+	deadline := time.After(wait)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("%s: not closed within %v", what, wait)
+		}
+	}
+}
+
+// runner is a candidate whose channels are read by the test.
+type runner struct {
+	*Candidate
+	name    string
+	elected <-chan bool
+	errs    <-chan error
+}
+
+// campaign starts n candidates, each on its own handle.
+func (c *cluster) campaign(key string, ttl time.Duration, n int, opts ...Option) []*runner {
+	c.t.Helper()
+	rs := make([]*runner, n)
+	for i := range rs {
+		name := fmt.Sprintf("node-%d", i)
+		cand := NewCandidate(c.handle(), key, name, ttl, opts...)
+		el, errs, err := cand.RunForElection()
+		if err != nil {
+			c.t.Fatalf("RunForElection %s: %v", name, err)
+		}
+		c.t.Cleanup(cand.Stop)
+		rs[i] = &runner{Candidate: cand, name: name, elected: el, errs: errs}
+	}
+	return rs
+}
+
+// leaderOf waits until exactly one runner leads, and returns it.
+func leaderOf(t *testing.T, rs []*runner) *runner {
+	t.Helper()
+	var found *runner
+	eventually(t, "a leader", func() bool {
+		found = nil
+		for _, r := range rs {
+			if r.IsLeader() {
+				if found != nil {
+					t.Fatalf("two leaders: %s and %s", found.name, r.name)
+				}
+				found = r
+			}
+		}
+		return found != nil
+	})
+	return found
+}
+
+// exclusion checks, as often as it can, that no two candidates lead at
+// once: IsLeader is exact (it compares the lease's deadline with the clock),
+// so a sampled overlap is a real one.
+type exclusion struct {
+	stop    chan struct{}
+	done    chan struct{}
+	mu      sync.Mutex
+	samples int
+	err     error
+}
+
+func watchExclusion(t *testing.T, cands ...*Candidate) *exclusion {
+	x := &exclusion{stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(x.done)
+		for {
+			select {
+			case <-x.stop:
+				return
+			default:
+			}
+			var leaders []string
+			var tokens []uint64
+			for _, c := range cands {
+				if term, ok := c.CurrentTerm(); ok {
+					leaders = append(leaders, c.node)
+					tokens = append(tokens, term.Token)
+				}
+			}
+			x.mu.Lock()
+			x.samples++
+			if len(leaders) > 1 && x.err == nil {
+				x.err = fmt.Errorf("two leaders at once: %v with terms %v", leaders, tokens)
+			}
+			x.mu.Unlock()
+			time.Sleep(50 * time.Microsecond)
+		}
+	}()
+	t.Cleanup(func() { x.check(t) })
+	return x
+}
+
+func (x *exclusion) check(t *testing.T) {
+	t.Helper()
+	select {
+	case <-x.stop:
+	default:
+		close(x.stop)
+	}
+	<-x.done
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.err != nil {
+		t.Error(x.err)
+	}
+	if x.samples == 0 {
+		t.Error("exclusion checker took no sample")
+	}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -1,0 +1,6 @@
+package leadership
+
+import "github.com/leadership-go/leadership/store/memory"
+
+func stopServer(name string)  { memory.StopServer(name) }
+func startServer(name string) { memory.StartServer(name) }

@@ -1,0 +1,223 @@
+package leadership
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/robfig/cron/v3"
+)
+
+// Limits on the TTL. A store may raise the minimum by implementing
+// interface{ MinTTL() time.Duration }.
+const (
+	MinTTL = 10 * time.Millisecond
+	MaxTTL = 24 * time.Hour
+)
+
+// Option tunes a Candidate or a Follower. Options that only concern
+// candidates (renewal, margins, relinquishing) are ignored by followers.
+type Option func(*config)
+
+// config holds every tunable; zero fields take their defaults in resolve.
+type config struct {
+	logger             *slog.Logger
+	renewInterval      time.Duration
+	safetyMargin       time.Duration
+	requestTimeout     time.Duration
+	retryMin, retryMax time.Duration
+	resignHoldoff      time.Duration
+	relinquishInterval time.Duration
+	relinquishSpec     string
+	relinquishSchedule cron.Schedule
+	pollInterval       time.Duration
+	errs               []error // option errors found while applying options
+}
+
+// WithLogger sends the engine's debug and warning lines to l. By default
+// nothing is logged.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) { c.logger = l }
+}
+
+// WithRenewInterval sets how often a leader rewrites its lease.
+// Default: TTL/3. It must be positive and leave room before the deadline
+// (shorter than TTL minus the safety margin).
+func WithRenewInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.errs = append(c.errs, &OptionError{Option: "WithRenewInterval", Reason: fmt.Sprintf("%v is not positive", d)})
+		}
+		c.renewInterval = d
+	}
+}
+
+// WithSafetyMargin sets how long before the store could hand the lease to
+// someone else the leader steps down when it cannot confirm its lease: the
+// deadline is the start of the last confirmed renewal + TTL - margin. It
+// covers clock-rate drift and the time the leader's work needs to notice
+// the cancellation. Default: TTL/10. It must be at least zero and under TTL/2.
+func WithSafetyMargin(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, &OptionError{Option: "WithSafetyMargin", Reason: fmt.Sprintf("%v is negative", d)})
+		}
+		c.safetyMargin = d
+		if d == 0 {
+			c.safetyMargin = -1 // explicit zero, kept apart from "unset"
+		}
+	}
+}
+
+// WithRequestTimeout bounds every store request. Default: TTL/3, at most 10s.
+func WithRequestTimeout(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.errs = append(c.errs, &OptionError{Option: "WithRequestTimeout", Reason: fmt.Sprintf("%v is not positive", d)})
+		}
+		c.requestTimeout = d
+	}
+}
+
+// WithRetryBackoff sets the first and the longest wait between retries after
+// a store error; the wait doubles, with jitter, from min to max.
+// Default: 10ms to 1s (a leader always retries in time for its deadline).
+func WithRetryBackoff(minWait, maxWait time.Duration) Option {
+	return func(c *config) {
+		if minWait <= 0 || maxWait < minWait {
+			c.errs = append(c.errs, &OptionError{Option: "WithRetryBackoff", Reason: fmt.Sprintf("need 0 < min <= max, got %v and %v", minWait, maxWait)})
+		}
+		c.retryMin, c.retryMax = minWait, maxWait
+	}
+}
+
+// WithResignHoldoff sets how long a candidate that resigned or relinquished
+// leaves a free election to the others before it competes again. If no one
+// else takes it in that time, the candidate takes it back. Default: TTL/4,
+// between 100ms and 2s.
+func WithResignHoldoff(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, &OptionError{Option: "WithResignHoldoff", Reason: fmt.Sprintf("%v is negative", d)})
+		}
+		c.resignHoldoff = d
+		if d == 0 {
+			c.resignHoldoff = -1
+		}
+	}
+}
+
+// WithRelinquishInterval makes a leader step down after holding leadership
+// for d, so that a waiting candidate wins (drio-ai's RelinquishInterval).
+// Zero, the default, never relinquishes. Ignored when
+// WithRelinquishSchedule is given.
+func WithRelinquishInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, &OptionError{Option: "WithRelinquishInterval", Reason: fmt.Sprintf("%v is negative", d)})
+		}
+		c.relinquishInterval = d
+	}
+}
+
+// WithRelinquishSchedule makes a leader step down at every time of a
+// schedule (drio-ai's RelinquishIntervalSpec): a standard five-field cron
+// line such as "0 0 * * *", or a descriptor such as "@hourly" or
+// "@every 60s". It overrides WithRelinquishInterval.
+func WithRelinquishSchedule(spec string) Option {
+	return func(c *config) {
+		sched, err := cron.ParseStandard(spec)
+		if err != nil {
+			c.errs = append(c.errs, &OptionError{Option: "WithRelinquishSchedule", Reason: fmt.Sprintf("cannot parse %q", spec), Err: err})
+			return
+		}
+		c.relinquishSpec, c.relinquishSchedule = spec, sched
+	}
+}
+
+// WithPollInterval sets how often the key is read while the store's watch
+// is not working, so that changes are still seen. Default: TTL/3 for
+// candidates, 1s for followers.
+func WithPollInterval(d time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.errs = append(c.errs, &OptionError{Option: "WithPollInterval", Reason: fmt.Sprintf("%v is not positive", d)})
+		}
+		c.pollInterval = d
+	}
+}
+
+// newConfig applies the options in order.
+func newConfig(opts []Option) config {
+	var c config
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+// resolve fills the defaults that depend on the TTL and checks that the
+// durations fit together. ttl 0 means a follower (no lease of its own).
+func (c *config) resolve(ttl time.Duration) error {
+	if len(c.errs) > 0 {
+		return c.errs[0]
+	}
+	if c.logger == nil {
+		c.logger = slog.New(slog.DiscardHandler)
+	}
+	if c.retryMin == 0 {
+		c.retryMin, c.retryMax = 10*time.Millisecond, time.Second
+	}
+	if ttl == 0 {
+		if c.requestTimeout == 0 {
+			c.requestTimeout = 5 * time.Second
+		}
+		if c.pollInterval == 0 {
+			c.pollInterval = time.Second
+		}
+		return nil
+	}
+	if c.renewInterval == 0 {
+		c.renewInterval = ttl / 3
+	}
+	switch c.safetyMargin {
+	case 0:
+		c.safetyMargin = ttl / 10
+	case -1:
+		c.safetyMargin = 0
+	}
+	if c.requestTimeout == 0 {
+		c.requestTimeout = min(ttl/3, 10*time.Second)
+	}
+	switch c.resignHoldoff {
+	case 0:
+		c.resignHoldoff = min(max(ttl/4, 100*time.Millisecond), 2*time.Second)
+	case -1:
+		c.resignHoldoff = 0
+	}
+	if c.pollInterval == 0 {
+		c.pollInterval = ttl / 3
+	}
+	if c.safetyMargin >= ttl/2 {
+		return &OptionError{Option: "WithSafetyMargin", Reason: fmt.Sprintf("%v must be under half the TTL %v", c.safetyMargin, ttl)}
+	}
+	if c.renewInterval >= ttl-c.safetyMargin {
+		return &OptionError{Option: "WithRenewInterval", Reason: fmt.Sprintf("%v leaves no time to renew before the deadline (TTL %v - margin %v)", c.renewInterval, ttl, c.safetyMargin)}
+	}
+	return nil
+}
+
+// checkTTL validates a candidate's TTL against the library's limits and the
+// store's own minimum, if it declares one.
+func checkTTL(ttl time.Duration, client any) error {
+	lo := MinTTL
+	if m, ok := client.(interface{ MinTTL() time.Duration }); ok && m.MinTTL() > lo {
+		lo = m.MinTTL()
+	}
+	if ttl < lo || ttl > MaxTTL {
+		return &TTLError{TTL: ttl, Min: lo, Max: MaxTTL}
+	}
+	return nil
+}

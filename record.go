@@ -1,0 +1,121 @@
+package leadership
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// recordVersion is the format version written in every record.
+const recordVersion = 1
+
+// record is the one value an election keeps at its key. It is never written
+// with a store TTL and only ever changed by compare-and-swap, so the term
+// and generation counters it carries survive releases, crashes and ends.
+type record struct {
+	Version int    `json:"v"`
+	Leader  string `json:"leader"`         // holder's name; "" when free
+	ID      string `json:"id,omitempty"`   // holder's instance id; "" when free
+	Term    uint64 `json:"term"`           // fencing token of the current or last term
+	Seq     uint64 `json:"seq"`            // writes since the term began
+	TTLms   int64  `json:"ttl_ms"`         // lease the holder promised to honour
+	Gen     uint64 `json:"gen"`            // election generation; EndElection bumps it
+	Ended   bool   `json:"ended,omitzero"` // the election of generation Gen has ended
+	Since   string `json:"since,omitzero"` // informational: wall time the term began
+}
+
+// free reports whether no one holds the record.
+func (r *record) free() bool { return r.ID == "" }
+
+// ttl is the lease the holder promised.
+func (r *record) ttl() time.Duration { return time.Duration(r.TTLms) * time.Millisecond }
+
+// newerThan orders two records written by this library: every write bumps
+// the generation, the term or the sequence.
+func (r *record) newerThan(o *record) bool {
+	if r.Gen != o.Gen {
+		return r.Gen > o.Gen
+	}
+	if r.Term != o.Term {
+		return r.Term > o.Term
+	}
+	return r.Seq > o.Seq
+}
+
+func (r *record) encode() []byte {
+	r.Version = recordVersion
+	b, _ := json.Marshal(r) // a struct of strings, numbers and bools cannot fail
+	return b
+}
+
+// decodeRecord parses a stored value; ok is false for a value this library
+// did not write.
+func decodeRecord(b []byte) (rec record, ok bool) {
+	b = bytes.TrimSpace(b)
+	if len(b) == 0 || b[0] != '{' {
+		return record{}, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&rec); err != nil || rec.Version != recordVersion {
+		return record{}, false
+	}
+	return rec, true
+}
+
+// snapKind says what a snapshot of the key found.
+type snapKind uint8
+
+const (
+	snapMissing snapKind = iota // the key does not exist
+	snapRecord                  // a record written by this library
+	snapForeign                 // a value this library did not write
+)
+
+// snapshot is what one read or watch event showed of the election key.
+type snapshot struct {
+	kind snapKind
+	pair *store.KVPair // nil when missing
+	rec  record        // valid when kind == snapRecord
+}
+
+func snapshotOf(pair *store.KVPair) snapshot {
+	if pair == nil || pair.Value == nil {
+		return snapshot{kind: snapMissing}
+	}
+	if rec, ok := decodeRecord(pair.Value); ok {
+		return snapshot{kind: snapRecord, pair: pair, rec: rec}
+	}
+	return snapshot{kind: snapForeign, pair: pair}
+}
+
+// supersedes reports whether s is a different, later state than old. Records
+// are ordered by their counters, so a late or repeated watch event never
+// moves an observer backwards. Anything involving a missing key or a foreign
+// value is compared by content.
+func (s snapshot) supersedes(old snapshot) bool {
+	if s.kind == snapRecord && old.kind == snapRecord {
+		return s.rec.newerThan(&old.rec)
+	}
+	if s.kind != old.kind {
+		return true
+	}
+	if s.kind == snapMissing {
+		return false
+	}
+	return s.pair.LastIndex != old.pair.LastIndex || !bytes.Equal(s.pair.Value, old.pair.Value)
+}
+
+// leader is the name the snapshot shows as holding the election, or "".
+func (s snapshot) leader() string {
+	if s.kind != snapRecord || s.rec.Ended {
+		return ""
+	}
+	return s.rec.Leader
+}
+
+// normalizeKey trims surrounding slashes, which every backend treats
+// differently, so that "a/b", "/a/b" and "a/b/" name one election.
+func normalizeKey(key string) string { return strings.Trim(key, "/") }
