@@ -37,7 +37,7 @@ type Candidate struct {
 	errs    *queueSink[error]
 	status  *queueSink[Status]
 	terms   atomic.Pointer[queueSink[termEvent]] // set by Run only
-	wake    chan struct{} // pokes the engine (Resign, step-down)
+	wake    chan struct{}                        // pokes the engine (Resign, step-down)
 	wg      sync.WaitGroup
 
 	leadMu sync.Mutex             // orders lease starts and ends on the sinks
