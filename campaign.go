@@ -1,6 +1,7 @@
 package leadership
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"time"
@@ -21,7 +22,6 @@ type campaign struct {
 
 	uncertain    bool          // an acquire may have landed without us knowing
 	holdoffUntil time.Duration // after resigning, leave a free record to others until then
-	warnedIndex  uint64        // the foreign value already reported
 }
 
 // holding is a term this candidate wrote into the record.
@@ -75,6 +75,7 @@ func (e *campaign) loop() (err error) {
 				e.watchClosed()
 				continue
 			}
+			e.watchEvent()
 			e.observe(snapshotOf(p), true)
 		}
 	}
@@ -191,14 +192,30 @@ func (e *campaign) nextWake() time.Duration {
 }
 
 // put compare-and-swaps next over prev (nil: create) and classifies the
-// outcome: done, conflict (someone else changed the key), or err.
+// outcome: done (with the stored pair, read back if the store did not
+// return exactly what was written), conflict (the key changed since prev,
+// or the write's fate is unknown and a read must tell), or err.
 func (e *campaign) put(op string, parent context.Context, next *record, prev *store.KVPair) (pair *store.KVPair, conflict bool, err error) {
 	ctx, cancel := e.reqCtx(parent)
-	defer cancel()
-	ok, pair, err := e.client.AtomicPut(ctx, e.key, next.encode(), prev, nil)
+	value := next.stamp()
+	ok, pair, err := e.client.AtomicPut(ctx, e.key, value, prev, nil)
+	cancel()
 	switch {
 	case err == nil && ok:
-		return pair, false, nil
+		if pair != nil && pair.LastIndex != 0 && bytes.Equal(pair.Value, value) {
+			return pair, false, nil
+		}
+		// Some stores answer with a later read, which may show someone
+		// else's write: find ours by its token.
+		s, rerr := e.read(parent)
+		if rerr != nil {
+			return nil, false, rerr
+		}
+		if s.kind == snapRecord && s.rec.Token == next.Token {
+			return s.pair, false, nil
+		}
+		e.observe(s, false)
+		return nil, true, nil
 	case err == nil || isConflict(err):
 		return nil, true, nil
 	}
@@ -230,10 +247,6 @@ func (e *campaign) acquire() {
 
 // won starts the term whose acquire was sent at sent.
 func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
-	pair = e.confirmPair(rec, pair)
-	if pair == nil {
-		return
-	}
 	e.cur, e.seenAt, e.seen, e.uncertain = snapshot{kind: snapRecord, pair: pair, rec: rec}, e.clock(), true, false
 	deadline := sent + e.c.ttl - e.cfg.safetyMargin
 	if e.clock() >= deadline {
@@ -248,24 +261,6 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 		relinquishAt: e.relinquishTime(now)}
 	e.hold.lease = e.c.startLease(e.ctx, t, deadline)
 	e.publish()
-}
-
-// confirmPair returns the stored pair of a write that succeeded. Backends
-// that do not return it are read; nil means the write is not ours after all.
-func (e *campaign) confirmPair(rec record, pair *store.KVPair) *store.KVPair {
-	if pair != nil && pair.LastIndex != 0 && pair.Value != nil {
-		return pair
-	}
-	s, ok := e.readNow()
-	if !ok {
-		e.needRead = true
-		return nil
-	}
-	if s.kind == snapRecord && s.rec == rec {
-		return s.pair
-	}
-	e.observe(s, false)
-	return nil
 }
 
 // renew rewrites the record to confirm the lease.
@@ -292,9 +287,6 @@ func (e *campaign) renew() {
 		h.renewDue = 0
 	default:
 		e.succeeded()
-		if pair = e.confirmPair(next, pair); pair == nil {
-			return
-		}
 		h.rec, h.pair = next, pair
 		e.confirm(h)
 		h.renewDue = sent + e.cfg.renewInterval
@@ -376,10 +368,6 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 			e.c.stepDown(h.lease, endLost)
 			e.hold = nil
 		}
-	}
-	if s.kind == snapForeign && s.pair.LastIndex != e.warnedIndex {
-		e.warnedIndex = s.pair.LastIndex
-		e.onError(&StoreError{Op: "get", Key: e.key, Err: ErrForeignValue})
 	}
 	e.publish()
 }

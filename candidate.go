@@ -158,10 +158,6 @@ func (c *Candidate) runEngine(e *campaign, cancel context.CancelFunc) {
 	c.mu.Lock()
 	c.state, c.exitErr = stateStopped, err
 	c.mu.Unlock()
-	if err != nil {
-		// Give readers a moment to take the final error before the channels close.
-		c.sinks.flush(c.cfg.requestTimeout)
-	}
 	c.sinks.close()
 	close(c.done)
 }

@@ -49,7 +49,7 @@ func endElection(ctx context.Context, client store.Store, key string) (time.Dura
 				// TTLms stays: a new election waits out the last holder's lease.
 			}
 		}
-		ok, _, err := client.AtomicPut(ctx, key, next.encode(), pair, nil)
+		ok, _, err := client.AtomicPut(ctx, key, next.stamp(), pair, nil)
 		switch {
 		case err == nil && ok:
 			return next.ttl(), nil

@@ -104,9 +104,6 @@ func (f *Follower) FollowElectionContext(ctx context.Context) (<-chan string, <-
 		f.mu.Lock()
 		f.state, f.exitErr = stateStopped, err
 		f.mu.Unlock()
-		if err != nil {
-			f.sinks.flush(f.cfg.requestTimeout)
-		}
 		f.sinks.close()
 		close(f.done)
 	}()

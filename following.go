@@ -13,7 +13,6 @@ type following struct {
 	f         *Follower
 	expired   bool // the current holder's lease ran out unrenewed
 	published bool
-	warned    uint64
 }
 
 func newFollowing(f *Follower, ctx context.Context) *following {
@@ -54,6 +53,7 @@ func (e *following) loop() (err error) {
 				e.watchClosed()
 				continue
 			}
+			e.watchEvent()
 			e.observe(snapshotOf(p), true)
 		}
 	}
@@ -118,10 +118,6 @@ func (e *following) observe(s snapshot, fromWatch bool) {
 		return
 	}
 	e.expired = false
-	if s.kind == snapForeign && s.pair.LastIndex != e.warned {
-		e.warned = s.pair.LastIndex
-		e.f.errs.push(&StoreError{Op: "get", Key: e.key, Err: ErrForeignValue})
-	}
 	e.publish()
 }
 

@@ -1,14 +1,13 @@
 package leadership
 
-import (
-	"sync"
-	"time"
-)
+import "sync"
 
 // The engine never waits for a consumer: it hands every event to a sink,
 // which queues it without blocking, and a small goroutine per channel
-// delivers the queue. Stop closes the channels after the engine has ended,
-// dropping what no one read.
+// delivers the queue. When the owner stops, what is still queued is moved
+// into the channel's buffer, newest kept, and the channel is closed: a late
+// reader still finds the last events (such as ErrElectionEnded) before it
+// sees the close, and no goroutine outlives the owner.
 
 // boolSink delivers a strictly alternating stream false, true, false, ...
 // Because the values alternate, a count of undelivered transitions is the
@@ -16,7 +15,7 @@ import (
 // order, and memory stays constant however far behind it is.
 type boolSink struct {
 	mu        sync.Mutex
-	delivered bool // last value handed to the reader
+	delivered bool // last value handed to the channel
 	pending   int  // transitions not yet handed over
 	wake      chan struct{}
 	out       chan bool
@@ -24,7 +23,7 @@ type boolSink struct {
 
 func newBoolSink() *boolSink {
 	// delivered=true with one pending transition makes false the first value.
-	return &boolSink{delivered: true, pending: 1, wake: make(chan struct{}, 1), out: make(chan bool)}
+	return &boolSink{delivered: true, pending: 1, wake: make(chan struct{}, 1), out: make(chan bool, 1)}
 }
 
 // push records that the state is now v; a repeat of the latest state is not
@@ -39,33 +38,60 @@ func (s *boolSink) push(v bool) {
 	poke(s.wake)
 }
 
-func (s *boolSink) closeOut() { close(s.out) }
+// next returns the next transition to hand over, if any.
+func (s *boolSink) next() (bool, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return !s.delivered, s.pending > 0
+}
 
-func (s *boolSink) run(stop, flush <-chan struct{}) {
-	defer close(s.out)
+// handed records that the next transition reached the channel.
+func (s *boolSink) handed() {
+	s.mu.Lock()
+	s.delivered, s.pending = !s.delivered, s.pending-1
+	s.mu.Unlock()
+}
+
+func (s *boolSink) run(stop <-chan struct{}) {
 	for {
-		s.mu.Lock()
-		n, next := s.pending, !s.delivered
-		s.mu.Unlock()
-		if n == 0 {
+		v, ok := s.next()
+		if !ok {
 			select {
 			case <-s.wake:
 				continue
-			case <-flush:
-				return
 			case <-stop:
+				s.closeOut()
 				return
 			}
 		}
 		select {
-		case s.out <- next:
-			s.mu.Lock()
-			s.delivered, s.pending = next, s.pending-1
-			s.mu.Unlock()
+		case s.out <- v:
+			s.handed()
 		case <-stop:
+			s.closeOut()
 			return
 		}
 	}
+}
+
+// closeOut hands over what fits in the buffer, in order, and closes. Older
+// transitions are never dropped to make room: the reader must not see a
+// value twice in a row.
+func (s *boolSink) closeOut() {
+	for {
+		v, ok := s.next()
+		if !ok {
+			break
+		}
+		select {
+		case s.out <- v:
+			s.handed()
+			continue
+		default:
+		}
+		break
+	}
+	close(s.out)
 }
 
 // queueSink delivers values in order and keeps at most limit undelivered
@@ -78,8 +104,12 @@ type queueSink[T any] struct {
 	out   chan T
 }
 
+// sinkBuffer is the buffer of every queue sink's channel: what a late
+// reader finds after the owner stopped.
+const sinkBuffer = 8
+
 func newQueueSink[T any](limit int) *queueSink[T] {
-	return &queueSink[T]{limit: limit, wake: make(chan struct{}, 1), out: make(chan T)}
+	return &queueSink[T]{limit: limit, wake: make(chan struct{}, 1), out: make(chan T, sinkBuffer)}
 }
 
 func (s *queueSink[T]) push(v T) {
@@ -108,36 +138,50 @@ func (s *queueSink[T]) pop() (v T, ok bool) {
 	return v, true
 }
 
-// unpop puts back a value that could not be delivered.
-func (s *queueSink[T]) unpop(v T) {
-	s.mu.Lock()
-	s.queue = append([]T{v}, s.queue...)
-	s.mu.Unlock()
-}
-
-func (s *queueSink[T]) closeOut() { close(s.out) }
-
-func (s *queueSink[T]) run(stop, flush <-chan struct{}) {
-	defer close(s.out)
+func (s *queueSink[T]) run(stop <-chan struct{}) {
 	for {
 		v, ok := s.pop()
 		if !ok {
 			select {
 			case <-s.wake:
 				continue
-			case <-flush:
-				return
 			case <-stop:
+				s.closeOut()
 				return
 			}
 		}
 		select {
 		case s.out <- v:
 		case <-stop:
-			s.unpop(v)
+			s.keep(v)
+			s.closeOut()
 			return
 		}
 	}
+}
+
+// keep puts v into the buffer, dropping the oldest buffered value if full.
+func (s *queueSink[T]) keep(v T) {
+	for {
+		select {
+		case s.out <- v:
+			return
+		default:
+		}
+		select {
+		case <-s.out:
+		default:
+		}
+	}
+}
+
+// closeOut moves the rest of the queue into the buffer, newest kept, and
+// closes the channel.
+func (s *queueSink[T]) closeOut() {
+	for v, ok := s.pop(); ok; v, ok = s.pop() {
+		s.keep(v)
+	}
+	close(s.out)
 }
 
 // poke wakes a goroutine waiting on a one-slot channel without blocking.
@@ -148,10 +192,10 @@ func poke(ch chan struct{}) {
 	}
 }
 
-// sink is a channel with its delivery loop: run delivers until stop, or
-// until flush once nothing is left to deliver, then closes the channel.
+// sink is a channel with its delivery loop: run delivers until stop, then
+// closes the channel; closeOut closes a channel whose loop never ran.
 type sink interface {
-	run(stop, flush <-chan struct{})
+	run(stop <-chan struct{})
 	closeOut()
 }
 
@@ -161,47 +205,23 @@ type sinkGroup struct {
 	sinks   []sink
 	started bool
 	stop    chan struct{}
-	flushCh chan struct{}
 	wg      sync.WaitGroup
 	once    sync.Once
 }
 
 func newSinkGroup(sinks ...sink) *sinkGroup {
-	return &sinkGroup{sinks: sinks, stop: make(chan struct{}), flushCh: make(chan struct{})}
+	return &sinkGroup{sinks: sinks, stop: make(chan struct{})}
 }
 
 // start runs every sink's delivery loop.
 func (g *sinkGroup) start() {
 	g.started = true
 	for _, s := range g.sinks {
-		g.wg.Go(func() { s.run(g.stop, g.flushCh) })
+		g.wg.Go(func() { s.run(g.stop) })
 	}
 }
 
-// flush lets the deliverers hand over what they hold for up to grace, then
-// stops them.
-func (g *sinkGroup) flush(grace time.Duration) {
-	if !g.started {
-		return
-	}
-	close(g.flushCh)
-	done := make(chan struct{})
-	go func() {
-		g.wg.Wait()
-		close(done)
-	}()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-		g.close()
-		<-done
-	}
-}
-
-// close stops every delivery loop, closing the channels, and waits. The
-// channels of a group that never started are closed directly.
+// close stops every delivery loop, closing the channels, and waits.
 func (g *sinkGroup) close() {
 	g.once.Do(func() {
 		close(g.stop)

@@ -20,20 +20,23 @@ type observer struct {
 	ctx    context.Context
 	clock  func() time.Duration
 
-	gen      uint64        // the election generation joined at the start
-	seen     bool          // a record of this election has been seen
-	cur      snapshot      // latest known state of the key
-	seenAt   time.Duration // when cur was first seen
-	needRead bool          // a hint said something a read must confirm
-	lastRead time.Duration
+	gen       uint64        // the election generation joined at the start
+	seen      bool          // a record of this election has been seen
+	recreated bool          // a read showed the record deleted and written anew
+	cur       snapshot      // latest known state of the key
+	seenAt    time.Duration // when cur was first seen
+	needRead  bool          // a hint said something a read must confirm
+	lastRead  time.Duration
 
-	watch   keyWatch
-	watchAt time.Duration // when to reopen a failed watch
+	watch      keyWatch
+	watchAt    time.Duration // when to reopen a failed watch
+	watchFails int           // watches that failed or closed in a row
 
 	backoff time.Duration
 	retryAt time.Duration // no store request before this
 
-	onError func(*StoreError) // reports a store error
+	onError     func(*StoreError) // reports a store error
+	warnedIndex uint64            // the foreign value already reported
 }
 
 func newObserver(ctx context.Context, client store.Store, key string, cfg *config, clock func() time.Duration) observer {
@@ -55,8 +58,18 @@ func (o *observer) begin() error {
 	if s.kind == snapRecord {
 		o.gen, o.seen = s.rec.Gen, true
 	}
+	o.warnForeign()
 	o.openWatch()
 	return nil
+}
+
+// warnForeign reports, once per value, that the key holds a value this
+// library did not write.
+func (o *observer) warnForeign() {
+	if o.cur.kind == snapForeign && o.cur.pair.LastIndex != o.warnedIndex {
+		o.warnedIndex = o.cur.pair.LastIndex
+		o.report(&StoreError{Op: "get", Key: o.key, Err: ErrForeignValue})
+	}
 }
 
 // reqCtx bounds one store request.
@@ -87,12 +100,21 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 		return false
 	}
 	if !s.supersedes(o.cur) {
+		// Every write raises the record's counters and a client never sees
+		// a store go back in time, so a read showing lower counters means
+		// the key was deleted and written anew: the election joined is over.
+		if !fromWatch && s.kind == snapRecord && o.cur.kind == snapRecord && s.rec.Token != o.cur.rec.Token {
+			o.recreated = true
+			o.cur, o.seenAt = s, o.clock()
+			return true
+		}
 		return false
 	}
 	o.cur, o.seenAt = s, o.clock()
 	if s.kind == snapRecord {
 		o.seen = true
 	}
+	o.warnForeign()
 	return true
 }
 
@@ -100,24 +122,32 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 // later generation was written, or the key vanished after a record of it
 // was seen (DeleteElection).
 func (o *observer) ended() bool {
+	if o.recreated {
+		return true
+	}
 	if o.cur.kind == snapRecord {
 		return o.cur.rec.Gen > o.gen
 	}
 	return o.cur.kind == snapMissing && o.seen
 }
 
+// watchedPollFactor stretches the poll interval while a watch runs: the
+// watch carries the changes, and the slow poll catches what some backends'
+// watches miss (a change between their first read and the watch, a delete).
+const watchedPollFactor = 3
+
 // pollDue reports whether the key should be read now: a hint asked for it,
-// or the watch is down and a poll interval has passed.
+// or a poll interval has passed.
 func (o *observer) pollDue(now time.Duration) bool {
-	return o.needRead || (!o.watch.running() && now >= o.lastRead+o.cfg.pollInterval)
+	return o.needRead || now >= o.nextPoll()
 }
 
-// nextPoll is when pollDue next becomes true, ignoring needRead.
+// nextPoll is when the next poll is due, ignoring needRead.
 func (o *observer) nextPoll() time.Duration {
 	if o.watch.running() {
-		return never
+		return o.lastRead + watchedPollFactor*o.cfg.pollInterval
 	}
-	return min(o.lastRead+o.cfg.pollInterval, o.watchAt)
+	return o.lastRead + o.cfg.pollInterval
 }
 
 // readNow reads the key and adopts what it shows. It returns the snapshot
@@ -140,7 +170,7 @@ func (o *observer) openWatch() {
 	if err == nil {
 		return
 	}
-	o.watchAt = o.clock() + max(o.cfg.pollInterval, o.cfg.retryMin)
+	o.watchFailed()
 	// A missing key cannot be watched on some backends: not worth reporting.
 	if !errors.Is(err, store.ErrKeyNotFound) && o.ctx.Err() == nil {
 		o.report(&StoreError{Op: "watch", Key: o.key, Err: err})
@@ -150,9 +180,20 @@ func (o *observer) openWatch() {
 // watchClosed handles a watch channel the backend closed.
 func (o *observer) watchClosed() {
 	o.watch.ended()
-	o.watchAt = o.clock() + o.cfg.retryMin
+	o.watchFailed()
 	o.needRead = true
 }
+
+// watchFailed schedules the next watch with a backoff, so that a backend
+// whose watch closes at once (on a missing key, say) is not hammered.
+func (o *observer) watchFailed() {
+	o.watchFails++
+	wait := o.cfg.retryMin << min(o.watchFails-1, 20)
+	o.watchAt = o.clock() + min(wait, max(o.cfg.pollInterval, o.cfg.retryMin))
+}
+
+// watchEvent notes that the watch works.
+func (o *observer) watchEvent() { o.watchFails = 0 }
 
 // failed reports a store error and backs off.
 func (o *observer) failed(err error) {

@@ -2,7 +2,10 @@ package leadership
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -25,6 +28,11 @@ type record struct {
 	Gen     uint64 `json:"gen"`            // election generation; EndElection bumps it
 	Ended   bool   `json:"ended,omitzero"` // the election of generation Gen has ended
 	Since   string `json:"since,omitzero"` // informational: wall time the term began
+	// Token is unique to each write. Some stores compare a top-level
+	// "LastIndex" member of the JSON value in their compare-and-swap
+	// (kvtools/redis with its raw codec); a fresh token in every write makes
+	// that comparison exact, and it lets a writer recognise its own write.
+	Token string `json:"LastIndex"`
 }
 
 // free reports whether no one holds the record.
@@ -45,10 +53,14 @@ func (r *record) newerThan(o *record) bool {
 	return r.Seq > o.Seq
 }
 
-func (r *record) encode() []byte {
+// stamp gives the record a fresh write token and returns its encoding.
+func (r *record) stamp() []byte {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
 	r.Version = recordVersion
-	b, _ := json.Marshal(r) // a struct of strings, numbers and bools cannot fail
-	return b
+	r.Token = fmt.Sprintf("%d.%d.%d.%s", r.Gen, r.Term, r.Seq, hex.EncodeToString(b[:]))
+	out, _ := json.Marshal(r) // a struct of strings, numbers and bools cannot fail
+	return out
 }
 
 // decodeRecord parses a stored value; ok is false for a value this library
@@ -81,8 +93,10 @@ type snapshot struct {
 	rec  record        // valid when kind == snapRecord
 }
 
+// snapshotOf classifies a pair from a read or a watch. An empty value counts
+// as a missing key: that is how several backends' watches report a delete.
 func snapshotOf(pair *store.KVPair) snapshot {
-	if pair == nil || pair.Value == nil {
+	if pair == nil || len(pair.Value) == 0 {
 		return snapshot{kind: snapMissing}
 	}
 	if rec, ok := decodeRecord(pair.Value); ok {

@@ -1,0 +1,87 @@
+package leadership
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestEndElectionTellsEveryone(t *testing.T) {
+	c := newCluster(t)
+	rs := c.campaign("end", time.Second, 3)
+	f := NewFollower(c.handle(), "end")
+	leaders, ferrs, err := f.FollowElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	l := leaderOf(t, rs)
+	term, _ := l.CurrentTerm()
+	recvUntil(t, leaders, "leader", func(s string) bool { return s == l.name })
+
+	if err := l.EndElection(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		recvUntil(t, r.errs, r.name+" told", func(err error) bool { return errors.Is(err, ErrElectionEnded) })
+		closed(t, r.errs, r.name+" errors")
+		closed(t, r.elected, r.name+" elected")
+		if !errors.Is(r.Err(), ErrElectionEnded) {
+			t.Fatalf("%s Err() = %v", r.name, r.Err())
+		}
+		if r.IsLeader() {
+			t.Fatalf("%s still leads", r.name)
+		}
+	}
+	select {
+	case <-term.Context().Done():
+	default:
+		t.Fatal("the leader's term context survived the end")
+	}
+	recvUntil(t, ferrs, "follower told", func(err error) bool { return errors.Is(err, ErrElectionEnded) })
+	closed(t, leaders, "follower's leader channel")
+	if !errors.Is(f.Err(), ErrElectionEnded) {
+		t.Fatalf("follower Err() = %v", f.Err())
+	}
+
+	// A candidate that starts afterwards opens a new election on the key,
+	// with tokens that keep growing.
+	n := c.campaign("end", time.Second, 1)[0]
+	recvUntil(t, n.elected, "new election", func(v bool) bool { return v })
+	nt, _ := n.CurrentTerm()
+	if nt.Token <= term.Token {
+		t.Fatalf("token %d after the end, %d before", nt.Token, term.Token)
+	}
+}
+
+func TestDeleteElection(t *testing.T) {
+	c := newCluster(t)
+	h := c.handle()
+	rs := c.campaign("del", 300*time.Millisecond, 2)
+	leaderOf(t, rs)
+	if err := DeleteElection(ctxT(t), h, "del"); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rs {
+		recvUntil(t, r.errs, r.name+" told", func(err error) bool { return errors.Is(err, ErrElectionEnded) })
+	}
+	if _, err := h.Get(context.Background(), "del", nil); err == nil {
+		t.Fatal("key still exists after DeleteElection")
+	}
+}
+
+func TestEndElectionBadInput(t *testing.T) {
+	c := newCluster(t)
+	if err := EndElection(context.Background(), nil, "k"); !errors.Is(err, ErrNilStore) {
+		t.Fatalf("nil store: %v", err)
+	}
+	if err := EndElection(context.Background(), c.handle(), "//"); !errors.Is(err, ErrEmptyKey) {
+		t.Fatalf("empty key: %v", err)
+	}
+	h := c.handle()
+	h.Disconnect()
+	if err := EndElection(context.Background(), h, "k"); !errors.Is(err, ErrStore) {
+		t.Fatalf("unreachable: %v", err)
+	}
+}

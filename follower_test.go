@@ -1,0 +1,160 @@
+package leadership
+
+import (
+	"errors"
+	"testing"
+	"time"
+)
+
+func TestFollowerFirstValueAndChanges(t *testing.T) {
+	c := newCluster(t)
+	f := NewFollower(c.handle(), "follow")
+	leaders, _, err := f.FollowElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	if got := recv(t, leaders, "first value"); got != "" {
+		t.Fatalf("first value %q, want \"\" with no election yet", got)
+	}
+	rs := c.campaign("follow", time.Minute, 2)
+	l := leaderOf(t, rs)
+	recvUntil(t, leaders, "the leader", func(s string) bool { return s == l.name })
+	if f.Leader() != l.name {
+		t.Fatalf("Leader() = %q, want %q", f.Leader(), l.name)
+	}
+	if cur := f.Current(); cur.Term == 0 || cur.Leader != l.name {
+		t.Fatalf("Current() = %+v", cur)
+	}
+
+	// A clean release is seen at once (the TTL is a minute).
+	l.Stop()
+	next := rs[0]
+	if next == l {
+		next = rs[1]
+	}
+	got := recvUntil(t, leaders, "after the release", func(s string) bool { return s != l.name })
+	if got != "" && got != next.name {
+		t.Fatalf("after release: %q", got)
+	}
+	recvUntil(t, leaders, "the next leader", func(s string) bool { return s == next.name })
+	next.Stop()
+	recvUntil(t, leaders, "no leader", func(s string) bool { return s == "" })
+}
+
+func TestFollowerStartsWithCurrentLeader(t *testing.T) {
+	c := newCluster(t)
+	rs := c.campaign("late", time.Minute, 1)
+	l := leaderOf(t, rs)
+	f := NewFollower(c.handle(), "late")
+	leaders, _, err := f.FollowElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	if got := recv(t, leaders, "first value"); got != l.name {
+		t.Fatalf("first value %q, want %q", got, l.name)
+	}
+}
+
+func TestFollowerDropsVanishedLeaderWithinTTL(t *testing.T) {
+	c := newCluster(t)
+	ttl := time.Second
+	h := c.handle()
+	dead := NewCandidate(h, "vanish", "dead", ttl)
+	if _, _, err := dead.RunForElection(); err != nil {
+		t.Fatal(err)
+	}
+	defer dead.Stop()
+	eventually(t, "dead leads", dead.IsLeader)
+
+	f := NewFollower(c.handle(), "vanish")
+	leaders, _, err := f.FollowElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	recvUntil(t, leaders, "the leader", func(s string) bool { return s == "dead" })
+	alive := c.campaign("vanish", ttl, 1)[0]
+
+	// The leader's client vanishes: closed, as a killed process's would be.
+	gone := time.Now()
+	_ = h.Close()
+	recvUntil(t, leaders, "no leader", func(s string) bool { return s == "" })
+	if took := time.Since(gone); took > ttl+500*time.Millisecond {
+		t.Fatalf("follower named the vanished leader for %v (TTL %v)", took, ttl)
+	}
+	if got := recv(t, leaders, "the successor"); got != alive.name {
+		t.Fatalf("after \"\": %q, want %q", got, alive.name)
+	}
+	if took := time.Since(gone); took > ttl+time.Second {
+		t.Fatalf("takeover took %v (TTL %v)", took, ttl)
+	}
+}
+
+func TestFollowerObservationsCarryTerms(t *testing.T) {
+	c := newCluster(t)
+	f := NewFollower(c.handle(), "obs")
+	if _, _, err := f.FollowElection(); err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	obs := f.Observations()
+	recv(t, obs, "first observation")
+	r := c.campaign("obs", time.Second, 1, WithResignHoldoff(0))[0]
+	first := recvUntil(t, obs, "leader", func(o Observation) bool { return o.Leader == r.name })
+	recvUntil(t, r.elected, "elected", func(v bool) bool { return v })
+	r.Resign()
+	later := recvUntil(t, obs, "a later term", func(o Observation) bool { return o.Leader == r.name && o.Term > first.Term })
+	if later.At.Before(first.At) {
+		t.Fatal("observation times go backwards")
+	}
+}
+
+func TestFollowerStopAnyTime(t *testing.T) {
+	c := newCluster(t)
+	f := NewFollower(c.handle(), "fstop")
+	f.Stop()
+	f.Stop()
+	if _, _, err := f.FollowElection(); !errors.Is(err, ErrStopped) {
+		t.Fatalf("FollowElection after Stop: %v", err)
+	}
+	g := NewFollower(c.handle(), "fstop")
+	leaders, errs, err := g.FollowElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := g.FollowElection(); !errors.Is(err, ErrAlreadyRunning) {
+		t.Fatalf("second FollowElection: %v", err)
+	}
+	done := make(chan struct{})
+	for range 5 {
+		go func() { g.Stop(); done <- struct{}{} }()
+	}
+	for range 5 {
+		<-done
+	}
+	closed(t, leaders, "leader channel")
+	closed(t, errs, "error channel")
+}
+
+func TestFollowerUnreachableStore(t *testing.T) {
+	c := newCluster(t)
+	h := c.handle()
+	h.Disconnect()
+	f := NewFollower(h, "down")
+	if _, _, err := f.FollowElection(); !errors.Is(err, ErrStore) {
+		t.Fatalf("FollowElection on an unreachable store: %v, want ErrStore", err)
+	}
+	f.Stop()
+	cand := NewCandidate(h, "down", "a", time.Second)
+	if _, _, err := cand.RunForElection(); !errors.Is(err, ErrStore) {
+		t.Fatalf("RunForElection on an unreachable store: %v, want ErrStore", err)
+	}
+	// The store came back: the same candidate can try again.
+	h.Reconnect()
+	if _, _, err := cand.RunForElection(); err != nil {
+		t.Fatalf("RunForElection after the store came back: %v", err)
+	}
+	cand.Stop()
+}

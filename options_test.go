@@ -1,0 +1,99 @@
+package leadership
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/memory"
+)
+
+func TestBadInput(t *testing.T) {
+	c := newCluster(t)
+	h := c.handle()
+	var nilStore *memory.Store
+	tests := []struct {
+		name string
+		kv   store.Store
+		key  string
+		node string
+		ttl  time.Duration
+		opts []Option
+		want error
+	}{
+		{"nil store", nil, "k", "n", time.Second, nil, ErrNilStore},
+		{"typed nil store", nilStore, "k", "n", time.Second, nil, ErrNilStore},
+		{"empty key", h, "", "n", time.Second, nil, ErrEmptyKey},
+		{"slash key", h, "//", "n", time.Second, nil, ErrEmptyKey},
+		{"empty node", h, "k", "", time.Second, nil, ErrEmptyName},
+		{"zero ttl", h, "k", "n", 0, nil, ErrInvalidTTL},
+		{"negative ttl", h, "k", "n", -time.Second, nil, ErrInvalidTTL},
+		{"ttl below minimum", h, "k", "n", time.Millisecond, nil, ErrInvalidTTL},
+		{"ttl above maximum", h, "k", "n", 25 * time.Hour, nil, ErrInvalidTTL},
+		{"ttl below the store's minimum", minTTLStore{h, time.Minute}, "k", "n", time.Second, nil, ErrInvalidTTL},
+		{"renew interval too long", h, "k", "n", time.Second, []Option{WithRenewInterval(time.Second)}, ErrInvalidOption},
+		{"renew interval zero", h, "k", "n", time.Second, []Option{WithRenewInterval(0)}, ErrInvalidOption},
+		{"margin too large", h, "k", "n", time.Second, []Option{WithSafetyMargin(600 * time.Millisecond)}, ErrInvalidOption},
+		{"negative margin", h, "k", "n", time.Second, []Option{WithSafetyMargin(-1)}, ErrInvalidOption},
+		{"bad request timeout", h, "k", "n", time.Second, []Option{WithRequestTimeout(0)}, ErrInvalidOption},
+		{"bad backoff", h, "k", "n", time.Second, []Option{WithRetryBackoff(time.Second, time.Millisecond)}, ErrInvalidOption},
+		{"negative holdoff", h, "k", "n", time.Second, []Option{WithResignHoldoff(-1)}, ErrInvalidOption},
+		{"negative relinquish", h, "k", "n", time.Second, []Option{WithRelinquishInterval(-1)}, ErrInvalidOption},
+		{"bad schedule", h, "k", "n", time.Second, []Option{WithRelinquishSchedule("every tuesday")}, ErrInvalidOption},
+		{"bad poll interval", h, "k", "n", time.Second, []Option{WithPollInterval(-time.Second)}, ErrInvalidOption},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cand := NewCandidate(tc.kv, tc.key, tc.node, tc.ttl, tc.opts...)
+			el, errs, err := cand.RunForElection()
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("RunForElection: %v, want %v", err, tc.want)
+			}
+			if el != nil || errs != nil {
+				t.Fatal("channels returned with an error")
+			}
+			if err := cand.Run(ctxT(t), Callbacks{}); !errors.Is(err, tc.want) {
+				t.Fatalf("Run: %v, want %v", err, tc.want)
+			}
+			cand.Stop() // nothing was started; Stop still works
+		})
+	}
+	var te *TTLError
+	if err := NewCandidate(h, "k", "n", time.Millisecond).validate(); !errors.As(err, &te) || te.Min != MinTTL {
+		t.Fatalf("TTLError not returned: %v", err)
+	}
+	var oe *OptionError
+	if _, _, err := NewCandidate(h, "k", "n", time.Second, WithRelinquishSchedule("x")).RunForElection(); !errors.As(err, &oe) || oe.Option != "WithRelinquishSchedule" || oe.Err == nil {
+		t.Fatalf("OptionError not returned: %v", err)
+	}
+	for _, f := range []*Follower{NewFollower(nil, "k"), NewFollower(h, ""), NewFollower(h, "k", WithPollInterval(0))} {
+		if _, _, err := f.FollowElection(); err == nil {
+			t.Fatal("follower with bad input started")
+		}
+		f.Stop()
+	}
+}
+
+// minTTLStore is a store that declares a minimum TTL.
+type minTTLStore struct {
+	store.Store
+	min time.Duration
+}
+
+func (s minTTLStore) MinTTL() time.Duration { return s.min }
+
+func TestDefaults(t *testing.T) {
+	c := newConfig(nil)
+	if err := c.resolve(15 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if c.renewInterval != 5*time.Second || c.safetyMargin != 1500*time.Millisecond || c.requestTimeout != 5*time.Second ||
+		c.resignHoldoff != 2*time.Second || c.pollInterval != 5*time.Second {
+		t.Fatalf("defaults for 15s: %+v", c)
+	}
+	z := newConfig([]Option{WithSafetyMargin(0), WithResignHoldoff(0)})
+	if err := z.resolve(time.Second); err != nil || z.safetyMargin != 0 || z.resignHoldoff != 0 {
+		t.Fatalf("explicit zeros: %+v %v", z, err)
+	}
+}
