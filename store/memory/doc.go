@@ -1,0 +1,58 @@
+// Package memory is an in-process implementation of valkeyrie's store.Store,
+// the embedded default backend of the leadership library.
+//
+// # Opening
+//
+// Importing the package registers the store under the name "memory". The
+// first endpoint names the backend; every handle opened with the same name in
+// one process shares the same data, indexes, locks and watches:
+//
+//	import (
+//		"github.com/kvtools/valkeyrie"
+//		"github.com/leadership-go/leadership/store/memory"
+//	)
+//
+//	kv, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"cluster-a"}, nil)
+//	if err != nil {
+//		return err
+//	}
+//	defer kv.Close()
+//
+//	err = kv.Put(ctx, "service/leader", []byte("node-1"), nil)
+//	pair, err := kv.Get(ctx, "service/leader", nil)
+//	events, err := kv.Watch(ctx, "service/leader", nil)
+//
+// Go callers may use Open("cluster-a") instead, which returns the concrete
+// *Store (New returns the same type behind the interface).
+//
+// # Semantics
+//
+// Keys are normalised by trimming leading and trailing slashes. A single
+// backend-wide index increases by one on every write (put, CAS, delete,
+// expiry, lock acquisition and release); KVPair.LastIndex is the index of the
+// key's last modification. Reads are always linearizable and ReadOptions are
+// ignored. Existing keys always have a non-nil Value, so a pair with a nil
+// Value received from Watch means the key was deleted or expired.
+//
+// Each handle is an independent client. Keys written with a TTL and
+// KeepAlive, and held locks, are kept alive by the handle that wrote them
+// while it is open and reachable. Close behaves as a client that vanished:
+// its watch channels close and every later call returns ErrClosed, but what
+// it kept alive is not removed at once; it expires one TTL after the close.
+//
+// # Fault injection
+//
+// Tests can simulate failures:
+//
+//	h, _ := memory.Open("cluster-a")
+//	h.Disconnect()                  // network partition of one handle
+//	h.Reconnect()                   // partition healed
+//	memory.StopServer("cluster-a")  // the whole backend is down
+//	memory.StartServer("cluster-a")
+//
+// While unreachable, calls fail with errors wrapping store.ErrNotReachable
+// (ErrDisconnected, ErrServerDown), nothing can be kept alive so leases
+// expire one TTL later, and watches deliver nothing; once reachable again,
+// each watch first receives the current state of what changed meanwhile.
+// Data survives a StopServer.
+package memory

@@ -1,0 +1,40 @@
+package memory
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/kvtools/valkeyrie/store"
+)
+
+var (
+	// ErrNoName is returned by New and Open when no backend name is given
+	// (no endpoint, or an empty first endpoint).
+	ErrNoName = errors.New("memory: a backend name is required as the first endpoint")
+
+	// ErrEmptyKey is returned when a key is empty once leading and trailing
+	// slashes are trimmed.
+	ErrEmptyKey = errors.New("memory: empty key")
+
+	// ErrClosed is returned by every method of a handle after Close.
+	// errors.Is(ErrClosed, store.ErrNotReachable) is true.
+	ErrClosed = fmt.Errorf("memory: store handle closed: %w", store.ErrNotReachable)
+
+	// ErrDisconnected is returned by every method of a handle cut off from
+	// its backend with Disconnect. errors.Is(ErrDisconnected,
+	// store.ErrNotReachable) is true.
+	ErrDisconnected = fmt.Errorf("memory: store handle disconnected: %w", store.ErrNotReachable)
+
+	// ErrServerDown is returned by every method of every handle of a backend
+	// stopped with StopServer. errors.Is(ErrServerDown,
+	// store.ErrNotReachable) is true.
+	ErrServerDown = fmt.Errorf("memory: server is down: %w", store.ErrNotReachable)
+
+	// ErrNotLocked is returned by Unlock when the Locker does not hold the
+	// lock (never acquired, already released, or lost).
+	ErrNotLocked = errors.New("memory: lock not held")
+
+	// ErrAlreadyLocked is returned by Lock when the same Locker already holds
+	// the lock. Locks are not reentrant.
+	ErrAlreadyLocked = errors.New("memory: lock already held by this locker")
+)

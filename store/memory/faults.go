@@ -1,0 +1,76 @@
+package memory
+
+// Disconnect cuts the handle off from its backend, like a network
+// partition. Every call then fails with ErrDisconnected (which wraps
+// store.ErrNotReachable), blocked Lock calls return it, and the handle no
+// longer keeps its keys and locks alive: they expire one TTL after the
+// disconnect unless Reconnect comes first. Open watches stay open but
+// deliver nothing until Reconnect. Disconnect is idempotent, safe from any
+// goroutine, and a no-op on a closed handle.
+func (s *Store) Disconnect() {
+	s.setDisconnected(true)
+}
+
+// Reconnect heals a Disconnect: calls work again, keep-alive resumes for
+// the keys and locks the handle still holds, and each open watch first
+// receives the current state of what changed meanwhile. Reconnect is
+// idempotent, safe from any goroutine, and a no-op on a closed handle.
+func (s *Store) Reconnect() {
+	s.setDisconnected(false)
+}
+
+func (s *Store) setDisconnected(v bool) {
+	b := s.b
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	if s.closed || s.disconnected == v {
+		return
+	}
+
+	was := s.reachable()
+	s.disconnected = v
+	b.reachChanged(s, was)
+	b.broadcastState()
+}
+
+// StopServer makes the backend called name unreachable for all its handles,
+// as if the server process were down: every call fails with ErrServerDown
+// (which wraps store.ErrNotReachable) and no handle can keep keys or locks
+// alive. Data survives and TTL clocks keep running, so leases whose owners
+// cannot renew expire during the outage. The backend is created if it does
+// not exist yet. StopServer is idempotent.
+func StopServer(name string) {
+	backendFor(name).setDown(true)
+}
+
+// StartServer brings back a backend stopped with StopServer: handles that
+// are open and connected work again, resume keep-alive of what they still
+// hold, and their watches receive the current state of what changed during
+// the outage. StartServer is idempotent.
+func StartServer(name string) {
+	backendFor(name).setDown(false)
+}
+
+func (b *backend) setDown(v bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	if b.down == v {
+		return
+	}
+
+	was := make(map[*Store]bool, len(b.handles))
+	for h := range b.handles {
+		was[h] = h.reachable()
+	}
+
+	b.down = v
+
+	for h := range b.handles {
+		b.reachChanged(h, was[h])
+	}
+
+	b.broadcastState()
+}

@@ -1,0 +1,255 @@
+package memory
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestDisconnectErrors(t *testing.T) {
+	ctx := context.Background()
+	name := freshName(t)
+	s, other := openStore(t, name), openStore(t, name)
+
+	s.Disconnect()
+	s.Disconnect() // idempotent
+
+	err := s.Put(ctx, "k", []byte("v"), nil)
+	require.ErrorIs(t, err, ErrDisconnected)
+	require.ErrorIs(t, err, store.ErrNotReachable)
+	_, err = s.Get(ctx, "k", nil)
+	require.ErrorIs(t, err, ErrDisconnected)
+
+	require.NoError(t, other.Put(ctx, "k", []byte("v"), nil), "other handles are unaffected")
+
+	s.Reconnect()
+	s.Reconnect()
+
+	p, err := s.Get(ctx, "k", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("v"), p.Value)
+}
+
+func TestDisconnectLockExpiresUnlessReconnected(t *testing.T) {
+	ctx := context.Background()
+	name := freshName(t)
+	owner, other := openStore(t, name), openStore(t, name)
+	const ttl = 300 * time.Millisecond
+
+	l, err := owner.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("me"), TTL: ttl})
+	require.NoError(t, err)
+	lost, err := l.Lock(ctx)
+	require.NoError(t, err)
+
+	// A short partition, healed before the TTL, keeps the lock.
+	owner.Disconnect()
+	time.Sleep(ttl / 3)
+	owner.Reconnect()
+	time.Sleep(ttl * 2)
+	requireOpen(t, lost, "lock after a short partition")
+
+	// A long partition loses it, and a blocked contender gets it.
+	lo, err := other.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("other")})
+	require.NoError(t, err)
+
+	got := make(chan error, 1)
+	go func() {
+		_, err := lo.Lock(ctx)
+		got <- err
+	}()
+
+	owner.Disconnect()
+	requireSignal(t, lost, "lost after partition")
+
+	select {
+	case err := <-got:
+		require.NoError(t, err)
+	case <-time.After(waitFor):
+		t.Fatal("contender not granted after expiry")
+	}
+
+	owner.Reconnect()
+	assert.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
+
+	p, err := owner.Get(ctx, "lock", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("other"), p.Value)
+	require.NoError(t, lo.Unlock(ctx))
+}
+
+func TestDisconnectWakesBlockedLock(t *testing.T) {
+	ctx := context.Background()
+	name := freshName(t)
+	holder, waiter := openStore(t, name), openStore(t, name)
+
+	lh, err := holder.NewLock(ctx, "lock", nil)
+	require.NoError(t, err)
+	_, err = lh.Lock(ctx)
+	require.NoError(t, err)
+
+	lw, err := waiter.NewLock(ctx, "lock", nil)
+	require.NoError(t, err)
+
+	got := make(chan error, 1)
+	go func() {
+		_, err := lw.Lock(ctx)
+		got <- err
+	}()
+
+	time.Sleep(20 * time.Millisecond)
+	waiter.Disconnect()
+
+	select {
+	case err := <-got:
+		assert.ErrorIs(t, err, ErrDisconnected)
+	case <-time.After(waitFor):
+		t.Fatal("blocked Lock did not return on Disconnect")
+	}
+}
+
+func TestDisconnectKeepAlivePut(t *testing.T) {
+	ctx := context.Background()
+	name := freshName(t)
+	w, r := openStore(t, name), openStore(t, name)
+
+	opts := &store.WriteOptions{TTL: 200 * time.Millisecond, KeepAlive: true}
+	require.NoError(t, w.Put(ctx, "k", []byte("v"), opts))
+
+	w.Disconnect()
+	time.Sleep(400 * time.Millisecond)
+
+	ok, err := r.Exists(ctx, "k", nil)
+	require.NoError(t, err)
+	assert.False(t, ok, "keep-alive stops on disconnect")
+}
+
+func TestWatchAcrossDisconnect(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	name := freshName(t)
+	s, other := openStore(t, name), openStore(t, name)
+
+	require.NoError(t, other.Put(ctx, "k", []byte("v0"), nil))
+
+	events, err := s.Watch(ctx, "k", nil)
+	require.NoError(t, err)
+	tree, err := s.WatchTree(ctx, "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("v0"), recvPair(t, events).Value)
+	assert.Equal(t, []string{"k"}, keys(recvList(t, tree)))
+
+	s.Disconnect()
+	for _, v := range []string{"v1", "v2", "v3"} {
+		require.NoError(t, other.Put(ctx, "k", []byte(v), nil))
+	}
+	require.NoError(t, other.Put(ctx, "k2", []byte("x"), nil))
+
+	select {
+	case p := <-events:
+		t.Fatalf("event delivered while disconnected: %+v", p)
+	case <-time.After(50 * time.Millisecond):
+	}
+
+	s.Reconnect()
+	assert.Equal(t, []byte("v3"), recvPair(t, events).Value, "current state first")
+	assert.Equal(t, []string{"k", "k2"}, keys(recvList(t, tree)))
+
+	require.NoError(t, other.Put(ctx, "k", []byte("v4"), nil))
+	assert.Equal(t, []byte("v4"), recvPair(t, events).Value, "then continues")
+
+	// Nothing changed during a partition: nothing to deliver on reconnect.
+	s.Disconnect()
+	s.Reconnect()
+	require.NoError(t, other.Put(ctx, "k", []byte("v5"), nil))
+	assert.Equal(t, []byte("v5"), recvPair(t, events).Value)
+}
+
+func TestStopStartServer(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	name := freshName(t)
+	s, other := openStore(t, name), openStore(t, name)
+
+	require.NoError(t, s.Put(ctx, "persistent", []byte("p"), nil))
+	require.NoError(t, s.Put(ctx, "lease", []byte("l"), &store.WriteOptions{TTL: 100 * time.Millisecond, KeepAlive: true}))
+	require.NoError(t, s.Put(ctx, "long", []byte("l"), &store.WriteOptions{TTL: time.Hour, KeepAlive: true}))
+
+	l, err := s.NewLock(ctx, "lock", &store.LockOptions{TTL: 100 * time.Millisecond})
+	require.NoError(t, err)
+	lost, err := l.Lock(ctx)
+	require.NoError(t, err)
+
+	events, err := other.Watch(ctx, "lease", nil)
+	require.NoError(t, err)
+	recvPair(t, events)
+
+	StopServer(name)
+	StopServer(name) // idempotent
+
+	for _, h := range []*Store{s, other} {
+		_, err := h.Get(ctx, "persistent", nil)
+		require.ErrorIs(t, err, ErrServerDown)
+		require.ErrorIs(t, err, store.ErrNotReachable)
+	}
+
+	// Owners cannot renew: the lock is lost during the outage.
+	requireSignal(t, lost, "lock lost during outage")
+
+	StartServer(name)
+	StartServer(name)
+
+	p, err := other.Get(ctx, "persistent", nil)
+	require.NoError(t, err, "data survives")
+	assert.Equal(t, []byte("p"), p.Value)
+
+	for key, want := range map[string]bool{"lease": false, "lock": false, "long": true} {
+		ok, err := other.Exists(ctx, key, nil)
+		require.NoError(t, err)
+		assert.Equal(t, want, ok, key)
+	}
+
+	ev := recvPair(t, events)
+	assert.Equal(t, "lease", ev.Key)
+	assert.Nil(t, ev.Value, "the expiry is delivered once the server is back")
+
+	// Keep-alive resumed after the restart.
+	time.Sleep(200 * time.Millisecond)
+	ok, err := other.Exists(ctx, "long", nil)
+	require.NoError(t, err)
+	assert.True(t, ok)
+}
+
+func TestStopServerBeforeOpen(t *testing.T) {
+	name := freshName(t)
+	StopServer(name)
+
+	s := openStore(t, name)
+	assert.ErrorIs(t, s.Put(context.Background(), "k", nil, nil), ErrServerDown)
+
+	StartServer(name)
+	require.NoError(t, s.Put(context.Background(), "k", nil, nil))
+}
+
+func TestShortOutageKeepsLeases(t *testing.T) {
+	ctx := context.Background()
+	name := freshName(t)
+	s := openStore(t, name)
+	const ttl = 300 * time.Millisecond
+
+	require.NoError(t, s.Put(ctx, "lease", []byte("l"), &store.WriteOptions{TTL: ttl, KeepAlive: true}))
+
+	StopServer(name)
+	time.Sleep(ttl / 3)
+	StartServer(name)
+	time.Sleep(2 * ttl)
+
+	ok, err := s.Exists(ctx, "lease", nil)
+	require.NoError(t, err)
+	assert.True(t, ok, "keep-alive resumes after a short outage")
+}
