@@ -4,3 +4,5 @@ import "github.com/leadership-go/leadership/store/memory"
 
 func stopServer(name string)  { memory.StopServer(name) }
 func startServer(name string) { memory.StartServer(name) }
+
+func openMemory(name string) (*memory.Store, error) { return memory.Open(name) }

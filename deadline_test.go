@@ -1,0 +1,129 @@
+package leadership
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leadership-go/leadership/store/memory"
+	"go.uber.org/goleak"
+)
+
+// In a synctest bubble time is exact, so the deadline rule can be checked to
+// the nanosecond: a leader cut off from the store steps down at its last
+// confirmed renewal + TTL - margin, and the next leader is elected only once
+// the record has gone unrenewed for the whole TTL.
+func TestDeadlineIsExact(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			ttl    = 9 * time.Second
+			renew  = 3 * time.Second // TTL/3
+			margin = 900 * time.Millisecond
+		)
+		name := "exact-" + t.Name()
+		ha, _ := memory.Open(name)
+		hb, _ := memory.Open(name)
+		defer ha.Close()
+		defer hb.Close()
+		start := time.Now()
+		a := NewCandidate(ha, "exact", "a", ttl)
+		if _, _, err := a.RunForElection(); err != nil {
+			t.Fatal(err)
+		}
+		defer a.Stop()
+		synctest.Wait()
+		term, ok := a.CurrentTerm()
+		if !ok {
+			t.Fatal("a did not win an empty election at once")
+		}
+		b := NewCandidate(hb, "exact", "b", ttl)
+		if _, _, err := b.RunForElection(); err != nil {
+			t.Fatal(err)
+		}
+		defer b.Stop()
+
+		// Cut a off between its renewals at 3s and 6s.
+		time.Sleep(4 * time.Second)
+		synctest.Wait()
+		ha.Disconnect()
+		lastRenewal := start.Add(renew)
+
+		<-term.Context().Done()
+		if got, want := time.Since(lastRenewal), ttl-margin; got != want {
+			t.Fatalf("stepped down %v after its last renewal, want exactly %v", got, want)
+		}
+		if a.IsLeader() {
+			t.Fatal("IsLeader after the deadline")
+		}
+		for {
+			if bt, ok := b.CurrentTerm(); ok {
+				if got := bt.Began.Sub(lastRenewal); got < ttl {
+					t.Fatalf("b elected %v after a's last renewal, before the TTL %v", got, ttl)
+				}
+				if bt.Token <= term.Token {
+					t.Fatalf("token %d after %d", bt.Token, term.Token)
+				}
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+}
+
+// A reader that never reads does not delay the step-down either.
+func TestStepDownWithUnreadChannels(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h, _ := memory.Open("unread-" + t.Name())
+		defer h.Close()
+		a := NewCandidate(h, "unread", "a", 3*time.Second)
+		if _, _, err := a.RunForElection(); err != nil { // channels never read
+			t.Fatal(err)
+		}
+		defer a.Stop()
+		_ = a.Status() // nor this one
+		synctest.Wait()
+		term, ok := a.CurrentTerm()
+		if !ok {
+			t.Fatal("not leader")
+		}
+		cut := time.Now()
+		h.Disconnect()
+		<-term.Context().Done()
+		if took := time.Since(cut); took > 3*time.Second {
+			t.Fatalf("step-down took %v", took)
+		}
+	})
+}
+
+// Stop returns only after every goroutine the candidate and the follower
+// started has ended.
+func TestStopLeavesNothingRunning(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	name := "leaks-" + t.Name()
+	var stops []func()
+	for i := range 3 {
+		h, _ := memory.Open(name)
+		defer h.Close()
+		c := NewCandidate(h, "leaks", string(rune('a'+i)), time.Second)
+		if _, _, err := c.RunForElection(); err != nil {
+			t.Fatal(err)
+		}
+		stops = append(stops, c.Stop)
+	}
+	h, _ := memory.Open(name)
+	defer h.Close()
+	f := NewFollower(h, "leaks")
+	if _, _, err := f.FollowElection(); err != nil {
+		t.Fatal(err)
+	}
+	stops = append(stops, f.Stop)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	for ctx.Err() == nil && f.Leader() == "" {
+		time.Sleep(time.Millisecond)
+	}
+	for _, stop := range stops {
+		stop()
+	}
+}
