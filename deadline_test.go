@@ -2,6 +2,7 @@ package leadership
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -21,7 +22,7 @@ func TestDeadlineIsExact(t *testing.T) {
 			renew  = 3 * time.Second // TTL/3
 			margin = 900 * time.Millisecond
 		)
-		name := "exact-" + t.Name()
+		name := fmt.Sprintf("exact-%d", storeSeq.Add(1))
 		ha, _ := memory.Open(name)
 		hb, _ := memory.Open(name)
 		defer ha.Close()
@@ -74,7 +75,7 @@ func TestDeadlineIsExact(t *testing.T) {
 // A reader that never reads does not delay the step-down either.
 func TestStepDownWithUnreadChannels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h, _ := memory.Open("unread-" + t.Name())
+		h, _ := memory.Open(fmt.Sprintf("unread-%d", storeSeq.Add(1)))
 		defer h.Close()
 		a := NewCandidate(h, "unread", "a", 3*time.Second)
 		if _, _, err := a.RunForElection(); err != nil { // channels never read
@@ -100,7 +101,7 @@ func TestStepDownWithUnreadChannels(t *testing.T) {
 // started has ended.
 func TestStopLeavesNothingRunning(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	name := "leaks-" + t.Name()
+	name := fmt.Sprintf("leaks-%d", storeSeq.Add(1))
 	var stops []func()
 	for i := range 3 {
 		h, _ := memory.Open(name)
