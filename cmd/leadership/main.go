@@ -1,0 +1,180 @@
+// Command leadership runs and observes leader elections built on the
+// github.com/leadership-go/leadership library.
+//
+// Each subcommand lives in its own file and is listed in commands below;
+// every flag of every subcommand can also be set from an environment
+// variable (see flags.go). Run "leadership help" for the list.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Exit codes, documented in the usage text.
+const (
+	exitOK      = 0 // success
+	exitFailure = 1 // the command ran and failed (store, election, timeout)
+	exitUsage   = 2 // unknown command, bad flag or bad value
+)
+
+// command is one subcommand of leadership.
+type command struct {
+	name    string // as typed after "leadership"
+	args    string // the synopsis after the name, such as "[flags]"
+	summary string // one line for the top-level usage
+	about   string // what the command does, shown by --help before the flags
+
+	// setup defines the command's flags on fs and returns the function that
+	// runs the command once the flags are parsed, with the arguments left
+	// after the flags. It returns a *usageError for bad values.
+	setup func(fs *flag.FlagSet) func(ctx context.Context, args []string, stdout io.Writer) error
+}
+
+// commands lists the subcommands in the order the usage text shows them.
+// Adding a subcommand is adding its file and one line here.
+func commands() []*command {
+	return []*command{
+		demoCommand(),
+	}
+}
+
+// main runs the command line and exits with its status.
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// run executes the command line args (without the program name), writing
+// results to stdout and diagnostics to stderr, and returns the exit code:
+// exitOK, exitFailure or exitUsage.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		printUsage(stderr)
+		return exitUsage
+	}
+	name, rest := args[0], args[1:]
+	switch name {
+	case "-h", "-help", "--help":
+		printUsage(stdout)
+		return exitOK
+	case "help":
+		if len(rest) == 0 {
+			printUsage(stdout)
+			return exitOK
+		}
+		cmd := lookup(rest[0])
+		if cmd == nil || len(rest) > 1 {
+			return usageFail(stderr, "", unknownCommand(strings.Join(rest, " ")))
+		}
+		return cmd.execute(context.Background(), []string{"--help"}, stdout, stderr)
+	}
+	if strings.HasPrefix(name, "-") {
+		return usageFail(stderr, "", usageErrorf("unknown flag %s (commands take flags after their name; see 'leadership --help')", name))
+	}
+	cmd := lookup(name)
+	if cmd == nil {
+		return usageFail(stderr, "", unknownCommand(name))
+	}
+	return cmd.execute(context.Background(), rest, stdout, stderr)
+}
+
+// lookup returns the subcommand called name, or nil.
+func lookup(name string) *command {
+	for _, c := range commands() {
+		if c.name == name {
+			return c
+		}
+	}
+	return nil
+}
+
+// unknownCommand is the usage error for a subcommand that does not exist.
+func unknownCommand(name string) error {
+	var names []string
+	for _, c := range commands() {
+		names = append(names, c.name)
+	}
+	return usageErrorf("unknown command %q (commands: %s; see 'leadership --help')", name, strings.Join(names, ", "))
+}
+
+// execute parses the command's flags, environment variables and arguments,
+// runs it, and maps its outcome to an exit code.
+func (c *command) execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	fs := newFlagSet(c.name)
+	runCmd := c.setup(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			c.printHelp(stdout, fs)
+			return exitOK
+		}
+		return usageFail(stderr, c.name, usageErrorf("%s (see 'leadership %s --help')", flagError(err), c.name))
+	}
+	if err := applyEnv(fs, os.LookupEnv); err != nil {
+		return usageFail(stderr, c.name, err)
+	}
+	if err := runCmd(ctx, fs.Args(), stdout); err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			return usageFail(stderr, c.name, err)
+		}
+		fmt.Fprintf(stderr, "leadership: %s: %v\n", c.name, err)
+		return exitFailure
+	}
+	return exitOK
+}
+
+// usageError is a mistake on the command line: it exits with exitUsage.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+// usageErrorf formats a *usageError.
+func usageErrorf(format string, a ...any) error {
+	return &usageError{msg: fmt.Sprintf(format, a...)}
+}
+
+// usageFail prints err as one line on stderr, prefixed with the command
+// name when there is one, and returns exitUsage.
+func usageFail(stderr io.Writer, cmd string, err error) int {
+	if cmd != "" {
+		cmd += ": "
+	}
+	fmt.Fprintf(stderr, "leadership: %s%v\n", cmd, err)
+	return exitUsage
+}
+
+// exitStatusHelp documents the exit codes; every help text ends with it.
+const exitStatusHelp = `Exit status:
+  0  success
+  1  runtime failure (store error, election error, something did not happen in time)
+  2  usage error (unknown command or flag, bad flag or environment value)
+`
+
+// printUsage writes the top-level usage text to w.
+func printUsage(w io.Writer) {
+	var b strings.Builder
+	b.WriteString(`leadership elects one leader among many processes on a key/value store.
+
+Usage:
+  leadership <command> [flags] [arguments]
+  leadership help [command]
+
+Commands:
+`)
+	for _, c := range commands() {
+		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
+	}
+	b.WriteString(`
+Run 'leadership <command> --help' for a command's flags.
+
+Every flag can also be set by an environment variable named LEADERSHIP_ and
+the flag's name in upper case with dashes as underscores (--ttl is
+LEADERSHIP_TTL); a flag given on the command line wins over its variable.
+
+`)
+	b.WriteString(exitStatusHelp)
+	_, _ = io.WriteString(w, b.String())
+}

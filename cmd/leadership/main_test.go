@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"flag"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain fails the package's tests if any goroutine outlives them.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// runCLI runs the command line args in-process and returns the exit code
+// and what was written to stdout and stderr.
+func runCLI(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code := run(args, &out, &errOut)
+	return code, out.String(), errOut.String()
+}
+
+// TestDemo runs the whole demo with a short TTL and checks every phase.
+func TestDemo(t *testing.T) {
+	code, out, errOut := runCLI(t, "demo", "--ttl", "300ms", "--candidates", "3")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	if errOut != "" {
+		t.Errorf("unexpected stderr %q", errOut)
+	}
+	for _, want := range []string{
+		"Phase 1: first election",
+		"IsLeader now: ",
+		"Phase 2: ",
+		"calls Resign()",
+		"handoff ",
+		"Phase 3: ",
+		"took over ",
+		"x TTL",
+		"at most one leader at any instant: OK",
+		"Phase 4: ",
+		"Summary (3 candidates, TTL 300ms)",
+		"resign handoff (Resign -> next elected)",
+		"vanish -> takeover (successor elected)",
+		"(vanished) reported",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, node := range []string{"node-1", "node-2", "node-3"} {
+		if !strings.Contains(out, node+"=") {
+			t.Errorf("output lacks IsLeader of %s:\n%s", node, out)
+		}
+	}
+}
+
+// TestDemoFromEnv checks that flags come from the environment.
+func TestDemoFromEnv(t *testing.T) {
+	t.Setenv("LEADERSHIP_CANDIDATES", "2")
+	t.Setenv("LEADERSHIP_TTL", "300ms")
+	code, out, errOut := runCLI(t, "demo")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr %q, stdout:\n%s", code, errOut, out)
+	}
+	if !strings.Contains(out, "Summary (2 candidates, TTL 300ms)") {
+		t.Errorf("environment not applied:\n%s", out)
+	}
+}
+
+// TestHelp checks the top-level and demo help texts.
+func TestHelp(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"help"}} {
+		code, out, errOut := runCLI(t, args...)
+		if code != exitOK || errOut != "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+		for _, want := range []string{"demo", "LEADERSHIP_TTL", "Exit status", "2  usage error"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: usage lacks %q:\n%s", args, want, out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"demo", "--help"}, {"demo", "-h"}, {"help", "demo"}} {
+		code, out, errOut := runCLI(t, args...)
+		if code != exitOK || errOut != "" {
+			t.Errorf("%v: exit %d, stderr %q", args, code, errOut)
+		}
+		for _, want := range []string{
+			"--candidates N", "--ttl DURATION", "--key KEY",
+			"$LEADERSHIP_CANDIDATES", "$LEADERSHIP_TTL", "$LEADERSHIP_KEY",
+			"(default 2s)", "Phases:", "Exit status",
+		} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%v: help lacks %q:\n%s", args, want, out)
+			}
+		}
+	}
+	code, _, errOut := runCLI(t)
+	if code != exitUsage || !strings.Contains(errOut, "Commands:") {
+		t.Errorf("no arguments: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestUsageErrors checks that mistakes exit with 2 and one line on stderr.
+func TestUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string // in the stderr line
+	}{
+		{"one candidate", nil, []string{"demo", "--candidates", "1"}, "--candidates 1"},
+		{"too many candidates", nil, []string{"demo", "--candidates", "51"}, "--candidates 51"},
+		{"zero ttl", nil, []string{"demo", "--ttl", "0"}, "--ttl 0s"},
+		{"long ttl", nil, []string{"demo", "--ttl", "2m"}, "--ttl 2m: must be between 100ms and 1m"},
+		{"bad ttl", nil, []string{"demo", "--ttl", "abc"}, `invalid value "abc" for flag --ttl`},
+		{"unknown flag", nil, []string{"demo", "--nope"}, "not defined: --nope"},
+		{"argument", nil, []string{"demo", "extra"}, `unexpected argument "extra"`},
+		{"empty key", nil, []string{"demo", "--key", "/"}, "--key"},
+		{"unknown command", nil, []string{"frobnicate"}, `unknown command "frobnicate"`},
+		{"unknown help topic", nil, []string{"help", "frobnicate"}, `unknown command "frobnicate"`},
+		{"top-level flag", nil, []string{"--ttl", "1s"}, "unknown flag --ttl"},
+		{"bad env ttl", map[string]string{"LEADERSHIP_TTL": "bogus"}, []string{"demo"}, "LEADERSHIP_TTL"},
+		{"bad env candidates", map[string]string{"LEADERSHIP_CANDIDATES": "1"}, []string{"demo"}, "--candidates 1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			code, out, errOut := runCLI(t, tc.args...)
+			if code != exitUsage {
+				t.Errorf("exit %d, want %d; stdout:\n%s", code, exitUsage, out)
+			}
+			if out != "" {
+				t.Errorf("unexpected stdout:\n%s", out)
+			}
+			if n := strings.Count(errOut, "\n"); n != 1 || !strings.HasPrefix(errOut, "leadership: ") {
+				t.Errorf("stderr is not one line starting with %q: %q", "leadership: ", errOut)
+			}
+			if !strings.Contains(errOut, tc.want) {
+				t.Errorf("stderr %q lacks %q", errOut, tc.want)
+			}
+		})
+	}
+}
+
+// TestApplyEnv checks the environment helper on its own: the command line
+// wins, empty variables are ignored, and dashes become underscores.
+func TestApplyEnv(t *testing.T) {
+	env := map[string]string{
+		"LEADERSHIP_TTL":         "5s",
+		"LEADERSHIP_KEY":         "from/env",
+		"LEADERSHIP_RENEW_EVERY": "7s",
+		"LEADERSHIP_NAME":        "",
+	}
+	lookup := func(k string) (string, bool) { v, ok := env[k]; return v, ok }
+	fs := newFlagSet("test")
+	ttl := fs.Duration("ttl", time.Second, "")
+	key := fs.String("key", "default", "")
+	renew := fs.Duration("renew-every", 0, "")
+	name := fs.String("name", "keep", "")
+	if err := fs.Parse([]string{"--key", "from/flag"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyEnv(fs, lookup); err != nil {
+		t.Fatal(err)
+	}
+	if *ttl != 5*time.Second || *key != "from/flag" || *renew != 7*time.Second || *name != "keep" {
+		t.Errorf("got ttl %v key %q renew %v name %q", *ttl, *key, *renew, *name)
+	}
+
+	env["LEADERSHIP_TTL"] = "soon"
+	fs = flag.NewFlagSet("test", flag.ContinueOnError)
+	fs.Duration("ttl", time.Second, "")
+	err := applyEnv(fs, lookup)
+	var ue *usageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "LEADERSHIP_TTL") {
+		t.Errorf("malformed variable: got %v", err)
+	}
+}
+
+// TestBinary builds the real command and runs the demo as a separate
+// process.
+func TestBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	goTool, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go tool in PATH")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bin := filepath.Join(t.TempDir(), "leadership")
+	if out, err := exec.CommandContext(ctx, goTool, "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var stdout, stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "demo", "--ttl", "300ms")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("leadership demo: %v\nstderr: %s\nstdout:\n%s", err, stderr.String(), stdout.String())
+	}
+	if !strings.Contains(stdout.String(), "at most one leader at any instant: OK") {
+		t.Errorf("unexpected output:\n%s", stdout.String())
+	}
+
+	cmd = exec.CommandContext(ctx, bin, "demo", "--candidates", "1")
+	err = cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != exitUsage {
+		t.Errorf("--candidates 1: got %v, want exit status %d", err, exitUsage)
+	}
+}
