@@ -29,10 +29,7 @@ type Callbacks struct {
 // Run consumes the candidate's channels: do not read them as well.
 func (c *Candidate) Run(ctx context.Context, cb Callbacks) error {
 	q := newQueueSink[termEvent](1 << 16)
-	if !c.terms.CompareAndSwap(nil, q) {
-		return ErrAlreadyRunning
-	}
-	if err := c.start(ctx); err != nil {
+	if err := c.start(ctx, q); err != nil {
 		return err
 	}
 	var work sync.WaitGroup

@@ -154,7 +154,7 @@ func (e *campaign) acquireAt() time.Duration {
 	case s.kind == snapMissing:
 		return e.holdoffUntil
 	case s.kind == snapForeign:
-		return e.seenAt + e.c.ttl
+		return e.seenAt + max(e.c.ttl, s.rec.ttl())
 	case s.rec.ID == e.id:
 		return 0 // ours from an earlier term or an uncertain acquire
 	case s.rec.free() && s.rec.ttl() == 0:
@@ -227,8 +227,8 @@ func (e *campaign) acquire() {
 	prev := e.cur
 	next := record{Leader: e.c.node, ID: e.id, Term: 1, TTLms: e.c.ttl.Milliseconds(), Gen: e.gen,
 		Since: time.Now().UTC().Format(time.RFC3339Nano)}
-	if prev.kind == snapRecord {
-		next.Term = prev.rec.Term + 1
+	if prev.kind != snapMissing {
+		next.Term = prev.rec.Term + 1 // a foreign value of a later version keeps its count
 	}
 	sent := e.clock()
 	pair, conflict, err := e.put("acquire", e.ctx, &next, prev.pair)
@@ -299,7 +299,7 @@ func (e *campaign) renew() {
 // have started counting the TTL earlier.
 func (e *campaign) confirm(h *holding) {
 	if h.unconfirmed >= 0 {
-		h.lease.extend(h.unconfirmed + e.c.ttl - e.cfg.safetyMargin)
+		h.lease.extend(e.clock(), h.unconfirmed+e.c.ttl-e.cfg.safetyMargin)
 		h.unconfirmed = -1
 	}
 }
@@ -385,7 +385,11 @@ func (e *campaign) publish() {
 func (e *campaign) relinquishTime(now time.Duration) time.Duration {
 	if s := e.cfg.relinquishSchedule; s != nil {
 		wall := time.Now()
-		return now + s.Next(wall).Sub(wall)
+		next := s.Next(wall)
+		if next.IsZero() {
+			return never
+		}
+		return now + next.Sub(wall)
 	}
 	if e.cfg.relinquishInterval > 0 {
 		return now + e.cfg.relinquishInterval

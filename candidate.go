@@ -81,6 +81,9 @@ func NewCandidate(client store.Store, key, node string, ttl time.Duration, opts 
 	c.sinks = newSinkGroup(c.elected, c.errs, c.status)
 	c.view.Store(&Status{Role: RoleBootstrap, CandidateID: node})
 	c.err = c.validate()
+	// The record carries the TTL in whole milliseconds and waiters time
+	// that: the leader's own deadline must use the same, never less.
+	c.ttl = (c.ttl + time.Millisecond - 1).Truncate(time.Millisecond)
 	return c
 }
 
@@ -117,15 +120,16 @@ func (c *Candidate) RunForElection() (<-chan bool, <-chan error, error) {
 // RunForElectionContext is RunForElection under ctx: cancelling ctx stops
 // the candidate as Stop does (leadership released, channels closed).
 func (c *Candidate) RunForElectionContext(ctx context.Context) (<-chan bool, <-chan error, error) {
-	if err := c.start(ctx); err != nil {
+	if err := c.start(ctx, nil); err != nil {
 		return nil, nil, err
 	}
 	return c.elected.out, c.errs.out, nil
 }
 
 // start checks the arguments, reads the election once and starts the
-// engine and the channel deliverers.
-func (c *Candidate) start(ctx context.Context) error {
+// engine and the channel deliverers. terms, if not nil, receives the
+// beginning and end of every term (for Run).
+func (c *Candidate) start(ctx context.Context, terms *queueSink[termEvent]) error {
 	if c.err != nil {
 		return c.err
 	}
@@ -139,9 +143,11 @@ func (c *Candidate) start(ctx context.Context) error {
 	}
 	c.epoch = time.Now()
 	runCtx, cancel := context.WithCancel(ctx)
+	c.terms.Store(terms)
 	e := newCampaign(c, runCtx)
 	if err := e.begin(); err != nil {
 		cancel()
+		c.terms.Store(nil)
 		return err
 	}
 	c.state, c.cancel = stateRunning, cancel

@@ -1,6 +1,7 @@
 package leadership
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"time"
@@ -15,18 +16,18 @@ import (
 // opened again: a candidate that starts after the end opens a new election
 // on the same key, and waits out the last leader's TTL before leading.
 func EndElection(ctx context.Context, client store.Store, key string) error {
-	_, err := endElection(ctx, client, key)
+	_, _, err := endElection(ctx, client, key)
 	return err
 }
 
-// endElection writes the ended record and returns the TTL of the leader it
-// displaced (0 when no one led).
-func endElection(ctx context.Context, client store.Store, key string) (time.Duration, error) {
+// endElection writes the ended record and returns it as stored, with the
+// TTL of the leader it displaced (0 when no one led).
+func endElection(ctx context.Context, client store.Store, key string) (*store.KVPair, time.Duration, error) {
 	if isNil(client) {
-		return 0, ErrNilStore
+		return nil, 0, ErrNilStore
 	}
 	if key = normalizeKey(key); key == "" {
-		return 0, ErrEmptyKey
+		return nil, 0, ErrEmptyKey
 	}
 	for {
 		pair, err := client.Get(ctx, key, &store.ReadOptions{Consistent: true})
@@ -35,7 +36,7 @@ func endElection(ctx context.Context, client store.Store, key string) (time.Dura
 		case errors.Is(err, store.ErrKeyNotFound):
 			pair = nil
 		case err != nil:
-			return 0, &StoreError{Op: "end", Key: key, Err: err}
+			return nil, 0, &StoreError{Op: "end", Key: key, Err: err}
 		default:
 			if s := snapshotOf(pair); s.kind == snapRecord {
 				next = s.rec
@@ -49,14 +50,21 @@ func endElection(ctx context.Context, client store.Store, key string) (time.Dura
 				// TTLms stays: a new election waits out the last holder's lease.
 			}
 		}
-		ok, _, err := client.AtomicPut(ctx, key, next.stamp(), pair, nil)
+		value := next.stamp()
+		ok, stored, err := client.AtomicPut(ctx, key, value, pair, nil)
 		switch {
 		case err == nil && ok:
-			return next.ttl(), nil
+			if stored == nil || !bytes.Equal(stored.Value, value) {
+				// The store did not return our write: read it back.
+				if stored, err = client.Get(ctx, key, &store.ReadOptions{Consistent: true}); err != nil {
+					return nil, 0, &StoreError{Op: "end", Key: key, Err: err}
+				}
+			}
+			return stored, next.ttl(), nil
 		case err != nil && !isConflict(err):
-			return 0, &StoreError{Op: "end", Key: key, Err: err}
+			return nil, 0, &StoreError{Op: "end", Key: key, Err: err}
 		case ctx.Err() != nil:
-			return 0, &StoreError{Op: "end", Key: key, Err: ctx.Err()}
+			return nil, 0, &StoreError{Op: "end", Key: key, Err: ctx.Err()}
 		}
 	}
 }
@@ -64,26 +72,35 @@ func endElection(ctx context.Context, client store.Store, key string) (time.Dura
 // DeleteElection ends the election at key (as EndElection) and then deletes
 // the key (Comcast's DeleteElection). If someone led when it ended, it waits
 // out that leader's TTL before deleting, so that no candidate started
-// afterwards can lead while the old leader may still act. Fencing tokens of
-// an election opened later on the same key start again from 1: prefer
-// EndElection where tokens guard a resource.
+// afterwards can lead while the old leader may still act. It deletes only
+// the ended record it wrote: if a candidate opened a new election on the key
+// meanwhile, that one is ended in turn. Fencing tokens of an election
+// opened after the deletion start again from 1: prefer EndElection where
+// tokens guard a resource.
 func DeleteElection(ctx context.Context, client store.Store, key string) error {
-	ttl, err := endElection(ctx, client, key)
-	if err != nil {
-		return err
-	}
-	if ttl > 0 {
-		t := time.NewTimer(ttl)
-		defer t.Stop()
-		select {
-		case <-t.C:
-		case <-ctx.Done():
+	for {
+		ended, ttl, err := endElection(ctx, client, key)
+		if err != nil {
+			return err
+		}
+		if ttl > 0 {
+			t := time.NewTimer(ttl)
+			select {
+			case <-t.C:
+			case <-ctx.Done():
+				t.Stop()
+				return &StoreError{Op: "delete", Key: normalizeKey(key), Err: ctx.Err()}
+			}
+		}
+		ok, err := client.AtomicDelete(ctx, normalizeKey(key), ended)
+		switch {
+		case err == nil && ok, errors.Is(err, store.ErrKeyNotFound):
+			return nil
+		case err != nil && !isConflict(err):
+			return &StoreError{Op: "delete", Key: normalizeKey(key), Err: err}
+		case ctx.Err() != nil:
 			return &StoreError{Op: "delete", Key: normalizeKey(key), Err: ctx.Err()}
 		}
+		// Reopened meanwhile: end it again.
 	}
-	err = client.Delete(ctx, normalizeKey(key))
-	if err != nil && !errors.Is(err, store.ErrKeyNotFound) {
-		return &StoreError{Op: "delete", Key: normalizeKey(key), Err: err}
-	}
-	return nil
 }

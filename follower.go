@@ -12,7 +12,9 @@ import (
 // Follower follows an election and reports who leads it. It never reports
 // a leader that is gone: after a clean release it reports "" (or the next
 // leader) as soon as the store shows it, and after a leader vanished it
-// reports "" once the leader's record has stayed unrenewed for its TTL.
+// reports "" once the leader's record has gone unrenewed for 90% of its TTL
+// since the follower last saw it renewed (confirmed by a read), before any
+// candidate may take over.
 // Every method is safe for concurrent use.
 type Follower struct {
 	client store.Store

@@ -165,16 +165,22 @@ func watchExclusion(t *testing.T, cands ...*Candidate) *exclusion {
 	go func() {
 		defer close(x.done)
 		for {
-			select {
-			case <-x.stop:
-				return
-			default:
+			// Bracketed sampling: read every candidate forwards, then
+			// backwards, and count one as leader only if both reads show
+			// the same term. Two candidates counted were leaders at the
+			// same instant (between the two reads), however the sampler
+			// was scheduled.
+			first := make([]uint64, len(cands))
+			for i, c := range cands {
+				if term, ok := c.CurrentTerm(); ok {
+					first[i] = term.Token
+				}
 			}
 			var leaders []string
 			var tokens []uint64
-			for _, c := range cands {
-				if term, ok := c.CurrentTerm(); ok {
-					leaders = append(leaders, c.node)
+			for i := len(cands) - 1; i >= 0; i-- {
+				if term, ok := cands[i].CurrentTerm(); ok && first[i] == term.Token {
+					leaders = append(leaders, cands[i].node)
 					tokens = append(tokens, term.Token)
 				}
 			}
@@ -184,6 +190,11 @@ func watchExclusion(t *testing.T, cands ...*Candidate) *exclusion {
 				x.err = fmt.Errorf("two leaders at once: %v with terms %v", leaders, tokens)
 			}
 			x.mu.Unlock()
+			select {
+			case <-x.stop:
+				return
+			default:
+			}
 			time.Sleep(50 * time.Microsecond)
 		}
 	}()

@@ -48,9 +48,11 @@ func (c *Candidate) startLease(parent context.Context, t Term, deadline time.Dur
 	return l
 }
 
-// extend moves the lease's deadline later after a confirmed renewal.
-func (l *lease) extend(deadline time.Duration) {
-	if int64(deadline) > l.deadline.Load() {
+// extend moves the lease's deadline later after a confirmed renewal. A
+// lease whose deadline has passed stays over, even if its watchdog has not
+// run yet.
+func (l *lease) extend(now, deadline time.Duration) {
+	if cur := l.deadline.Load(); int64(now) < cur && int64(deadline) > cur {
 		l.deadline.Store(int64(deadline))
 		poke(l.extended)
 	}
@@ -81,12 +83,14 @@ func (c *Candidate) watchdog(l *lease) {
 // stepDown ends the lease if it is still the current one, and reports
 // whether this call ended it. It never blocks on a consumer or the store.
 func (c *Candidate) stepDown(l *lease, why endReason) bool {
-	c.leadMu.Lock()
-	if l == nil || !c.lead.CompareAndSwap(l, nil) {
-		c.leadMu.Unlock()
+	// The reason is claimed before the lease is cleared, so that the engine,
+	// which looks at the reason once it sees the lease gone, never finds it
+	// unset.
+	if l == nil || !l.reason.CompareAndSwap(int32(endNone), int32(why)) {
 		return false
 	}
-	l.reason.Store(int32(why))
+	c.leadMu.Lock()
+	c.lead.CompareAndSwap(l, nil)
 	l.cancel()
 	c.elected.push(false)
 	if q := c.terms.Load(); q != nil {

@@ -74,22 +74,31 @@ func (s *boolSink) run(stop <-chan struct{}) {
 	}
 }
 
-// closeOut hands over what fits in the buffer, in order, and closes. Older
-// transitions are never dropped to make room: the reader must not see a
-// value twice in a row.
+// closeOut closes the channel so that the last value a reader sees is
+// false: the owner has stopped and leads no more. Pending transitions come
+// in pairs after the last value handed over and are dropped. If that value
+// is true, false follows it; if the true is still in the buffer and there is
+// no room, it is taken back instead, so the reader's last value stays the
+// false before it and no value repeats.
 func (s *boolSink) closeOut() {
-	for {
-		v, ok := s.next()
-		if !ok {
-			break
-		}
+	s.mu.Lock()
+	last := s.delivered
+	s.pending = 0
+	s.mu.Unlock()
+	if last {
 		select {
-		case s.out <- v:
-			s.handed()
-			continue
+		case s.out <- false:
 		default:
+			select {
+			case <-s.out: // the buffered true, taken back
+			default:
+				// The reader took the true meanwhile: there is room now.
+				select {
+				case s.out <- false:
+				default:
+				}
+			}
 		}
-		break
 	}
 	close(s.out)
 }

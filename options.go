@@ -131,6 +131,10 @@ func WithRelinquishSchedule(spec string) Option {
 			c.errs = append(c.errs, &OptionError{Option: "WithRelinquishSchedule", Reason: fmt.Sprintf("cannot parse %q", spec), Err: err})
 			return
 		}
+		if sched.Next(time.Now()).IsZero() {
+			c.errs = append(c.errs, &OptionError{Option: "WithRelinquishSchedule", Reason: fmt.Sprintf("%q never fires", spec)})
+			return
+		}
 		c.relinquishSpec, c.relinquishSchedule = spec, sched
 	}
 }

@@ -64,15 +64,18 @@ func (r *record) stamp() []byte {
 }
 
 // decodeRecord parses a stored value; ok is false for a value this library
-// did not write.
+// did not write in this format version. A record of a later version still
+// yields its term and TTL (ok false), which a candidate honours.
 func decodeRecord(b []byte) (rec record, ok bool) {
 	b = bytes.TrimSpace(b)
 	if len(b) == 0 || b[0] != '{' {
 		return record{}, false
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if err := dec.Decode(&rec); err != nil || rec.Version != recordVersion {
+	if err := json.Unmarshal(b, &rec); err != nil || rec.Version < 1 {
 		return record{}, false
+	}
+	if rec.Version != recordVersion {
+		return record{Term: rec.Term, TTLms: rec.TTLms}, false
 	}
 	return rec, true
 }
@@ -90,7 +93,7 @@ const (
 type snapshot struct {
 	kind snapKind
 	pair *store.KVPair // nil when missing
-	rec  record        // valid when kind == snapRecord
+	rec  record        // when kind == snapForeign, only Term and TTLms, from a later format version
 }
 
 // snapshotOf classifies a pair from a read or a watch. An empty value counts
@@ -99,10 +102,11 @@ func snapshotOf(pair *store.KVPair) snapshot {
 	if pair == nil || len(pair.Value) == 0 {
 		return snapshot{kind: snapMissing}
 	}
-	if rec, ok := decodeRecord(pair.Value); ok {
+	rec, ok := decodeRecord(pair.Value)
+	if ok {
 		return snapshot{kind: snapRecord, pair: pair, rec: rec}
 	}
-	return snapshot{kind: snapForeign, pair: pair}
+	return snapshot{kind: snapForeign, pair: pair, rec: rec}
 }
 
 // supersedes reports whether s is a different, later state than old. Records

@@ -1,0 +1,88 @@
+package guard
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// deaf is a store that ignores contexts, as some backends do: its Get
+// blocks until released, and its watch sends without looking at ctx and
+// closes only when released.
+type deaf struct {
+	store.Store
+	release chan struct{}
+}
+
+func (d *deaf) Get(context.Context, string, *store.ReadOptions) (*store.KVPair, error) {
+	<-d.release
+	return &store.KVPair{Key: "k", Value: []byte("v"), LastIndex: 1}, nil
+}
+
+func (d *deaf) Watch(context.Context, string, *store.ReadOptions) (<-chan *store.KVPair, error) {
+	ch := make(chan *store.KVPair)
+	go func() {
+		defer close(ch)
+		for i := 0; ; i++ {
+			select {
+			case <-d.release:
+				return
+			default:
+			}
+			ch <- &store.KVPair{Key: "k", Value: []byte("v"), LastIndex: uint64(i)}
+		}
+	}()
+	return ch, nil
+}
+
+func (d *deaf) Close() error { return nil }
+
+func TestCallReturnsAtDeadline(t *testing.T) {
+	d := &deaf{release: make(chan struct{})}
+	g := Wrap(d, time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := g.Get(ctx, "k", nil)
+	if !errors.Is(err, ErrAbandoned) || !errors.Is(err, store.ErrNotReachable) || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("err = %v", err)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("returned after %v", took)
+	}
+	// Without a deadline, the default timeout applies.
+	if _, err := g.Get(context.Background(), "k", nil); !errors.Is(err, ErrAbandoned) {
+		t.Fatalf("default timeout: %v", err)
+	}
+	close(d.release) // the backend returns at last; Close waits for it
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if p, err := Wrap(d, time.Second).Get(context.Background(), "k", nil); err != nil || string(p.Value) != "v" {
+		t.Fatalf("a call that finishes: %v %v", p, err)
+	}
+}
+
+func TestWatchReaderWalksAway(t *testing.T) {
+	d := &deaf{release: make(chan struct{})}
+	g := Wrap(d, time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := g.Watch(ctx, "k", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	cancel() // the reader leaves without draining
+	for range ch {
+	}
+	close(d.release) // the backend's sender can finish: it is being drained
+	if err := g.Close(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,154 @@
+package postgres
+
+import (
+	"crypto/tls"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+const (
+	// DefaultTable is the table used when Config.Table is empty.
+	DefaultTable = "leadership_kv"
+
+	// DefaultConnectTimeout bounds connection attempts and the initial ping
+	// when neither Config.ConnectTimeout nor the DSN's connect_timeout is set.
+	DefaultConnectTimeout = 5 * time.Second
+
+	// DefaultLockTTL is the lock TTL used when LockOptions.TTL is not positive.
+	DefaultLockTTL = 15 * time.Second
+
+	// minTTL is the smallest TTL honoured; smaller positive TTLs are rounded
+	// up to it. Kept-alive rows are renewed every TTL/3.
+	minTTL = 100 * time.Millisecond
+
+	// maxTableLen leaves room for the suffixes of the derived object names
+	// within PostgreSQL's 63-byte identifier limit.
+	maxTableLen = 54
+	maxNameLen  = 63
+)
+
+// Config is the configuration accepted by New and Open. The zero value (or
+// a nil *Config) selects every default.
+type Config struct {
+	// Table is the table holding the keys, created if missing. Default
+	// DefaultTable. Letters, digits and underscores, at most 54 bytes.
+	Table string
+
+	// Schema holds the table, its sequence, functions and trigger. Default:
+	// the connection's current_schema().
+	Schema string
+
+	// Channel is the NOTIFY channel. Default: Table + "_events". Every
+	// handle on a table must use the same channel (see ErrChannelMismatch).
+	Channel string
+
+	// ConnectTimeout bounds each connection attempt and the ping done by New.
+	// Default: the DSN's connect_timeout, else DefaultConnectTimeout.
+	ConnectTimeout time.Duration
+
+	// TLS, when set, replaces the TLS configuration derived from the DSN
+	// (and disables the DSN's non-TLS fallbacks).
+	TLS *tls.Config
+
+	// MaxConns caps the handle's connection pool (the listener connection
+	// is extra). Default: pgxpool's (the DSN's pool_max_conns, else
+	// max(4, NumCPU)).
+	MaxConns int32
+}
+
+var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+
+// settings is a validated Config.
+type settings struct {
+	table, schema, channel string
+	connectTimeout         time.Duration
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+}
+
+// validateName checks an identifier used to derive SQL object names.
+func validateName(what, name string, maxLen int) error {
+	if len(name) > maxLen || !identPattern.MatchString(name) {
+		return invalid("%s %q: want letters, digits and underscores, at most %d bytes", what, name, maxLen)
+	}
+
+	return nil
+}
+
+// resolve validates c and fills in the defaults that do not need a
+// connection (the schema default does).
+func (c *Config) resolve() (settings, error) {
+	var cfg Config
+	if c != nil {
+		cfg = *c
+	}
+
+	st := settings{table: cfg.Table, schema: cfg.Schema, channel: cfg.Channel, connectTimeout: cfg.ConnectTimeout}
+	if st.table == "" {
+		st.table = DefaultTable
+	}
+
+	if st.channel == "" {
+		st.channel = st.table + "_events"
+	}
+
+	if err := validateName("table", st.table, maxTableLen); err != nil {
+		return st, err
+	}
+
+	if err := validateName("channel", st.channel, maxNameLen); err != nil {
+		return st, err
+	}
+
+	if st.schema != "" {
+		if err := validateName("schema", st.schema, maxNameLen); err != nil {
+			return st, err
+		}
+	}
+
+	if cfg.ConnectTimeout < 0 {
+		return st, invalid("negative ConnectTimeout %v", cfg.ConnectTimeout)
+	}
+
+	if cfg.MaxConns < 0 {
+		return st, invalid("negative MaxConns %d", cfg.MaxConns)
+	}
+
+	return st, nil
+}
+
+// poolConfig parses dsn and applies c to it.
+func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
+	pc, err := pgxpool.ParseConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+
+	cc := pc.ConnConfig
+
+	switch {
+	case st.connectTimeout > 0:
+		cc.ConnectTimeout = st.connectTimeout
+	case cc.ConnectTimeout > 0:
+		st.connectTimeout = cc.ConnectTimeout
+	default:
+		st.connectTimeout = DefaultConnectTimeout
+		cc.ConnectTimeout = DefaultConnectTimeout
+	}
+
+	if c != nil && c.TLS != nil {
+		cc.TLSConfig = c.TLS.Clone()
+		cc.Fallbacks = nil
+	}
+
+	if c != nil && c.MaxConns > 0 {
+		pc.MaxConns = c.MaxConns
+	}
+
+	return pc, nil
+}

@@ -1,0 +1,113 @@
+// Package postgres implements valkeyrie's store.Store on PostgreSQL (13 or
+// later) with pgx, with the semantics of the embedded memory store.
+//
+// # Opening
+//
+// Importing the package registers the store under the name "postgres". The
+// first endpoint is a DSN or URL:
+//
+//	import (
+//		"github.com/kvtools/valkeyrie"
+//		"github.com/leadership-go/leadership/store/postgres"
+//	)
+//
+//	kv, err := valkeyrie.NewStore(ctx, postgres.StoreName,
+//		[]string{"postgres://user:pass@db:5432/app?sslmode=require"},
+//		&postgres.Config{Table: "leadership_kv"})
+//	if err != nil {
+//		return err
+//	}
+//	defer kv.Close()
+//
+// Go callers may use Open(ctx, dsn, cfg) instead, which returns the
+// concrete *Store. New pings the server within Config.ConnectTimeout
+// (default 5s) and fails with an *UnreachableError, which wraps
+// store.ErrNotReachable, when it cannot be reached.
+//
+// # Schema
+//
+// Open creates what is missing, serialised by an advisory lock so that
+// concurrent opens do not fail:
+//
+//	CREATE SEQUENCE <table>_idx AS bigint;
+//	CREATE TABLE <table> (
+//		key        text COLLATE "C" PRIMARY KEY,  -- trimmed of "/"
+//		value      bytea NOT NULL,
+//		idx        bigint NOT NULL,  -- nextval(<table>_idx) at every write
+//		ttl_ms     bigint,           -- TTL, for renewals
+//		expires_at timestamptz,      -- now() + TTL, by the server's clock
+//		owner      text,             -- handle renewing the row, if any
+//		lock_id    text              -- acquisition holding the row as a lock
+//	);
+//
+// plus indexes on expires_at and owner, the functions <table>_event,
+// <table>_before, <table>_after and <table>_truncate, and their triggers.
+// The sequence is shared by every key, so LastIndex strictly increases and
+// is never reused, even across a delete and re-create of a key (or of the
+// table: the sequence is not owned by it). A row is live while expires_at
+// is NULL or in the future: expired rows are invisible to every read at
+// once, and purged (deleted, which notifies) by the first handle whose
+// timer reaches the earliest expiry. Reads are always linearizable;
+// ReadOptions are ignored. Keys are text: valid UTF-8 without NUL.
+//
+// # Notifications
+//
+// The AFTER trigger sends, in the writing transaction, one pg_notify per
+// change on the channel (Config.Channel, default <table>_events):
+//
+//	op:idx:xid:lock:exp:value:key
+//
+// op is P (write) or D (delete, expiry), idx the index of the change (a
+// deletion takes a fresh one), xid the writing transaction, lock its lock
+// id, exp the milliseconds to expiry, value the new value in base64 when
+// the payload stays under 8000 bytes ("-" otherwise: watchers then fetch
+// the value by key and index, and skip it if it was already overwritten).
+// Keep-alive renewals keep idx and are not notified. An overwrite of an
+// expired, not yet purged row is notified as its expiry then the write.
+// A key too long for a payload, or a TRUNCATE, sends R: every watch of
+// every handle resyncs. Changes made by hand must assign idx from the
+// sequence to be seen.
+//
+// Each handle has one dedicated listener connection (besides its pool),
+// which fans notifications out to its watches, blocked Lock calls and held
+// locks. A watch registers before its first read, which also returns the
+// read's snapshot (pg_current_snapshot); notifications from transactions
+// that snapshot already saw are dropped, so each change is delivered once,
+// in order, and none is lost between the read and the first event.
+//
+// # Liveness
+//
+// Each handle is one client with a random owner id. Keys written with a TTL
+// and KeepAlive, and held locks, carry that id in owner; a keeper goroutine
+// renews them all with one UPDATE (expires_at = now() + ttl) every TTL/3 of
+// the smallest TTL owned, and runs the purges. Close behaves as a client
+// that vanished: heartbeats stop, and what the handle kept alive expires
+// one TTL after its last renewal, so between 2/3 TTL and one TTL after
+// Close, producing watch events. The smallest TTL honoured, MinTTL, is 100ms; smaller
+// positive TTLs are rounded up to it.
+//
+// A lock is its key's row with a lock_id and a TTL (default 15s). Lock
+// takes it when the key is absent, not a lock, or expired, writing the
+// lock value; otherwise it waits for a notification on the key (release,
+// expiry, overwrite), re-checking at least every 2s. The lost channel
+// closes when the lock is unlocked, deleted or overwritten (seen by
+// notification), or when its local deadline passes: the send time of the
+// last successful renewal plus the TTL, which is never later than the
+// row's expiry on the server. It therefore also closes after Close, or
+// when the server cannot be reached, before anyone else can take the lock.
+// Closing LockOptions.RenewLock clears the owner and sets the expiry one
+// TTL ahead; the caller's channel is never closed by the store.
+//
+// # Connection loss
+//
+// Calls fail with an *UnreachableError (errors.Is store.ErrNotReachable)
+// while the server is unreachable; the pool reconnects on later calls. The
+// listener checks its connection after 10s without notifications and
+// reconnects with backoff (50ms to 2s) when it breaks. Notifications sent
+// meanwhile are lost, so after reconnecting it LISTENs first, then every
+// key watch re-reads its key and delivers the current state if it differs
+// from the last pair delivered (a deletion seen that way has LastIndex 0),
+// every tree watch delivers its current list, blocked Lock calls retry,
+// and held locks are checked (lost if their row is gone). Watch channels
+// stay open; they close only when their context ends or the handle closes.
+package postgres

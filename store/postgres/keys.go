@@ -1,0 +1,105 @@
+package postgres
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"math"
+	"strings"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+)
+
+func normalizeKey(key string) string {
+	return strings.Trim(key, "/")
+}
+
+// under reports whether key is strictly below dir ("" is the root).
+func under(key, dir string) bool {
+	if dir == "" {
+		return key != ""
+	}
+
+	return strings.HasPrefix(key, dir+"/")
+}
+
+// childRange returns the bounds [lo, hi) that select, in byte order (the
+// key column uses the "C" collation), exactly the keys below dir != "".
+func childRange(dir string) (lo, hi string) {
+	return dir + "/", dir + "0" // '0' is the byte after '/'
+}
+
+// effectiveTTL maps a requested TTL to the one honoured: none for d <= 0,
+// at least minTTL otherwise.
+func effectiveTTL(d time.Duration) time.Duration {
+	switch {
+	case d <= 0:
+		return 0
+	case d < minTTL:
+		return minTTL
+	default:
+		return d
+	}
+}
+
+// ttlMillis is the ttl_ms column for ttl: NULL (nil) without TTL, else
+// whole milliseconds rounded up.
+func ttlMillis(ttl time.Duration) any {
+	if ttl <= 0 {
+		return nil
+	}
+
+	return int64((ttl + time.Millisecond - 1) / time.Millisecond)
+}
+
+// index converts a LastIndex to the idx column; ok is false for values the
+// column cannot hold (such an index cannot match).
+func index(i uint64) (int64, bool) {
+	if i > math.MaxInt64 {
+		return 0, false
+	}
+
+	return int64(i), true
+}
+
+// nonNil returns v, or an empty slice for nil (the value column is NOT NULL).
+func nonNil(v []byte) []byte {
+	if v == nil {
+		return []byte{}
+	}
+
+	return v
+}
+
+// cloneBytes returns a non-nil copy of v.
+func cloneBytes(v []byte) []byte {
+	out := make([]byte, len(v))
+	copy(out, v)
+
+	return out
+}
+
+func clonePair(p *store.KVPair) *store.KVPair {
+	c := &store.KVPair{Key: p.Key, LastIndex: p.LastIndex}
+	if p.Value != nil {
+		c.Value = cloneBytes(p.Value)
+	}
+
+	return c
+}
+
+func samePair(a, b *store.KVPair) bool {
+	if (a.Value == nil) != (b.Value == nil) {
+		return false
+	}
+
+	return a.Value == nil || a.LastIndex == b.LastIndex
+}
+
+// newID returns a random identifier for a handle or a lock acquisition.
+func newID() string {
+	var b [12]byte
+	_, _ = rand.Read(b[:])
+
+	return hex.EncodeToString(b[:])
+}

@@ -1,0 +1,305 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// writeOpts returns the TTL honoured and whether this handle keeps the key
+// alive.
+func writeOpts(opts *store.WriteOptions) (time.Duration, bool) {
+	if opts == nil {
+		return 0, false
+	}
+
+	ttl := effectiveTTL(opts.TTL)
+
+	return ttl, ttl > 0 && opts.KeepAlive
+}
+
+// ownerArg is the owner column of a write: this handle when it keeps the
+// row alive, NULL otherwise.
+func (s *Store) ownerArg(keep bool) any {
+	if keep {
+		return s.id
+	}
+
+	return nil
+}
+
+// written schedules what a committed write with ttl needs: a purge at its
+// expiry and, when kept alive, heartbeats. sent is when the write was sent.
+func (s *Store) written(sent time.Time, ttl time.Duration, keep bool) {
+	if ttl <= 0 {
+		return
+	}
+
+	s.schedulePurge(time.Now().Add(ttl))
+
+	if keep {
+		s.scheduleHeartbeat(sent.Add(ttl/3), ttl)
+	}
+}
+
+// Put writes value at key. With opts.TTL > 0 the key expires TTL after the
+// write (by the server's clock), or, with opts.KeepAlive, TTL after this
+// handle stops renewing it (Close, lost connection). A write without TTL
+// makes the key persistent. Overwriting a lock's key releases the lock.
+func (s *Store) Put(ctx context.Context, key string, value []byte, opts *store.WriteOptions) error {
+	k, c, done, err := s.beginKey(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer done()
+
+	ttl, keep := writeOpts(opts)
+	sent := time.Now()
+
+	var idx int64
+	if err := s.pool.QueryRow(c, s.q.put, k, nonNil(value), ttlMillis(ttl), s.ownerArg(keep), nil).Scan(&idx); err != nil {
+		return s.fail(ctx, "put", err)
+	}
+
+	s.written(sent, ttl, keep)
+
+	return nil
+}
+
+// Get returns the pair at key, or store.ErrKeyNotFound. Reads always go to
+// the server and are linearizable; ReadOptions are ignored.
+func (s *Store) Get(ctx context.Context, key string, _ *store.ReadOptions) (*store.KVPair, error) {
+	k, c, done, err := s.beginKey(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+
+	var (
+		value []byte
+		idx   int64
+	)
+
+	err = s.pool.QueryRow(c, s.q.get, k).Scan(&value, &idx)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, store.ErrKeyNotFound
+	}
+
+	if err != nil {
+		return nil, s.fail(ctx, "get", err)
+	}
+
+	return &store.KVPair{Key: k, Value: nonNil(value), LastIndex: uint64(idx)}, nil
+}
+
+// Delete removes key, or returns store.ErrKeyNotFound.
+func (s *Store) Delete(ctx context.Context, key string) error {
+	k, c, done, err := s.beginKey(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer done()
+
+	tag, err := s.pool.Exec(c, s.q.del, k)
+	if err != nil {
+		return s.fail(ctx, "delete", err)
+	}
+
+	if tag.RowsAffected() == 0 {
+		return store.ErrKeyNotFound
+	}
+
+	return nil
+}
+
+// Exists reports whether key exists.
+func (s *Store) Exists(ctx context.Context, key string, _ *store.ReadOptions) (bool, error) {
+	k, c, done, err := s.beginKey(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	defer done()
+
+	var ok bool
+	if err := s.pool.QueryRow(c, s.q.exists, k).Scan(&ok); err != nil {
+		return false, s.fail(ctx, "exists", err)
+	}
+
+	return ok, nil
+}
+
+// List returns every key below directory, at any depth, sorted by key and
+// excluding directory itself. It returns store.ErrKeyNotFound when neither
+// directory nor anything below it exists.
+func (s *Store) List(ctx context.Context, directory string, _ *store.ReadOptions) ([]*store.KVPair, error) {
+	c, done, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+
+	dir := normalizeKey(directory)
+
+	var rows pgx.Rows
+	if dir == "" {
+		rows, err = s.pool.Query(c, s.q.listAll)
+	} else {
+		lo, hi := childRange(dir)
+		rows, err = s.pool.Query(c, s.q.list, lo, hi, dir)
+	}
+
+	if err != nil {
+		return nil, s.fail(ctx, "list", err)
+	}
+
+	pairs := []*store.KVPair{}
+	found := false
+
+	for rows.Next() {
+		var (
+			k     string
+			value []byte
+			idx   int64
+		)
+
+		if err := rows.Scan(&k, &value, &idx); err != nil {
+			rows.Close()
+
+			return nil, s.fail(ctx, "list", err)
+		}
+
+		if k == dir {
+			found = true
+
+			continue
+		}
+
+		pairs = append(pairs, &store.KVPair{Key: k, Value: nonNil(value), LastIndex: uint64(idx)})
+	}
+
+	if err := rows.Err(); err != nil {
+		return nil, s.fail(ctx, "list", err)
+	}
+
+	if len(pairs) == 0 && !found {
+		return nil, store.ErrKeyNotFound
+	}
+
+	return pairs, nil
+}
+
+// DeleteTree removes directory and every key below it ("" or "/": every
+// key). Deleting nothing is not an error.
+func (s *Store) DeleteTree(ctx context.Context, directory string) error {
+	c, done, err := s.begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer done()
+
+	dir := normalizeKey(directory)
+	if dir == "" {
+		_, err = s.pool.Exec(c, s.q.delAll)
+	} else {
+		lo, hi := childRange(dir)
+		_, err = s.pool.Exec(c, s.q.delTree, lo, hi, dir)
+	}
+
+	if err != nil {
+		return s.fail(ctx, "delete tree", err)
+	}
+
+	return nil
+}
+
+// AtomicPut writes key if previous matches its current state: previous ==
+// nil requires the key to be absent (else store.ErrKeyExists), otherwise
+// the key must exist (else store.ErrKeyNotFound) with LastIndex equal to
+// previous.LastIndex (else store.ErrKeyModified). opts apply as for Put.
+// On success it returns the new pair, with its new index.
+func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
+	k, c, done, err := s.beginKey(ctx, key)
+	if err != nil {
+		return false, nil, err
+	}
+	defer done()
+
+	ttl, keep := writeOpts(opts)
+	value = nonNil(value)
+	sent := time.Now()
+
+	var idx int64
+	if previous == nil {
+		err = s.pool.QueryRow(c, s.q.create, k, value, ttlMillis(ttl), s.ownerArg(keep), nil).Scan(&idx)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return false, nil, store.ErrKeyExists
+		}
+	} else {
+		prev, ok := index(previous.LastIndex)
+		if !ok {
+			return false, nil, s.casFailure(ctx, c, k)
+		}
+
+		err = s.pool.QueryRow(c, s.q.cas, k, value, prev, ttlMillis(ttl), s.ownerArg(keep)).Scan(&idx)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return false, nil, s.casFailure(ctx, c, k)
+		}
+	}
+
+	if err != nil {
+		return false, nil, s.fail(ctx, "atomic put", err)
+	}
+
+	s.written(sent, ttl, keep)
+
+	return true, &store.KVPair{Key: k, Value: cloneBytes(value), LastIndex: uint64(idx)}, nil
+}
+
+// AtomicDelete deletes key if its LastIndex equals previous.LastIndex.
+// It returns store.ErrPreviousNotSpecified for a nil previous,
+// store.ErrKeyNotFound for a missing key and store.ErrKeyModified on an
+// index mismatch.
+func (s *Store) AtomicDelete(ctx context.Context, key string, previous *store.KVPair) (bool, error) {
+	k, c, done, err := s.beginKey(ctx, key)
+	if err != nil {
+		return false, err
+	}
+	defer done()
+
+	if previous == nil {
+		return false, store.ErrPreviousNotSpecified
+	}
+
+	prev, ok := index(previous.LastIndex)
+	if !ok {
+		return false, s.casFailure(ctx, c, k)
+	}
+
+	tag, err := s.pool.Exec(c, s.q.atomicDel, k, prev)
+	if err != nil {
+		return false, s.fail(ctx, "atomic delete", err)
+	}
+
+	if tag.RowsAffected() == 0 {
+		return false, s.casFailure(ctx, c, k)
+	}
+
+	return true, nil
+}
+
+// casFailure tells why a compare-and-swap on k matched no row.
+func (s *Store) casFailure(ctx, c context.Context, k string) error {
+	var ok bool
+	if err := s.pool.QueryRow(c, s.q.exists, k).Scan(&ok); err != nil {
+		return s.fail(ctx, "atomic", err)
+	}
+
+	if ok {
+		return store.ErrKeyModified
+	}
+
+	return store.ErrKeyNotFound
+}

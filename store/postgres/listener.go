@@ -1,0 +1,281 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/kvtools/valkeyrie/store"
+)
+
+const (
+	// listenIdle is how long the listener waits for a notification before
+	// checking that its connection is still alive.
+	listenIdle = 10 * time.Second
+
+	// listenRetry is how soon a failed check of held locks is retried.
+	listenRetry = 500 * time.Millisecond
+)
+
+// connectListener opens the handle's dedicated connection and LISTENs.
+func (s *Store) connectListener(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.connCfg.Copy())
+	if err != nil {
+		return nil, err
+	}
+
+	if _, err := conn.Exec(ctx, "LISTEN "+pgx.Identifier{s.st.channel}.Sanitize()); err != nil {
+		closeConn(conn)
+
+		return nil, err
+	}
+
+	s.mu.Lock()
+	s.listenerPID = conn.PgConn().PID()
+	s.mu.Unlock()
+
+	return conn, nil
+}
+
+func closeConn(conn *pgx.Conn) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+
+	_ = conn.Close(ctx)
+}
+
+// listen is the handle's listener goroutine: it receives the
+// notifications of the table and fans them out, and reconnects when the
+// connection breaks, then orders every watch to resync, wakes the blocked
+// Lock calls and checks that the locks held are still held.
+func (s *Store) listen(conn *pgx.Conn) {
+	defer s.wg.Done()
+
+	checkHeld := false
+
+	for {
+		if checkHeld {
+			checkHeld = !s.verifyHeld()
+		}
+
+		wait := listenIdle
+		if checkHeld {
+			wait = listenRetry
+		}
+
+		wctx, cancel := context.WithTimeout(s.ctx, wait)
+		n, err := conn.WaitForNotification(wctx)
+		cancel()
+
+		if err == nil {
+			if !s.dispatch(n.Payload) {
+				s.resync()
+				checkHeld = true
+			}
+
+			continue
+		}
+
+		if s.ctx.Err() != nil {
+			closeConn(conn)
+
+			return
+		}
+
+		if errors.Is(err, context.DeadlineExceeded) && !conn.IsClosed() && s.ping(conn) == nil {
+			continue // idle, and alive
+		}
+
+		closeConn(conn)
+
+		s.mu.Lock()
+		hook := s.beforeReconnect
+		s.mu.Unlock()
+
+		if hook != nil {
+			hook()
+		}
+
+		if conn = s.reconnect(); conn == nil {
+			return
+		}
+
+		s.resync()
+		checkHeld = true
+	}
+}
+
+func (s *Store) ping(conn *pgx.Conn) error {
+	ctx, cancel := context.WithTimeout(s.ctx, s.st.connectTimeout)
+	defer cancel()
+
+	return conn.Ping(ctx)
+}
+
+// reconnect opens a new listener connection, retrying with backoff until it
+// succeeds or the handle closes (then it returns nil).
+func (s *Store) reconnect() *pgx.Conn {
+	var conn *pgx.Conn
+
+	err := retry(s.ctx, func() error {
+		ctx, cancel := context.WithTimeout(s.ctx, s.st.connectTimeout)
+		defer cancel()
+
+		c, err := s.connectListener(ctx)
+		conn = c
+
+		return err
+	})
+	if err != nil {
+		return nil
+	}
+
+	return conn
+}
+
+// dispatch hands one notification to whom it concerns. It returns false
+// when the notification cannot be followed (a resync is then needed).
+func (s *Store) dispatch(payload string) bool {
+	ev, err := parseEvent(payload)
+	if err != nil || ev.op == opResync {
+		return false
+	}
+
+	if ev.hasExp {
+		s.schedulePurge(time.Now().Add(time.Duration(ev.expMs) * time.Millisecond))
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if ch := s.waiters[ev.key]; ch != nil {
+		close(ch)
+		delete(s.waiters, ev.key)
+	}
+
+	for h := range s.held[ev.key] {
+		switch {
+		case h.pending:
+			h.seen = max(h.seen, ev.idx)
+		case ev.idx > h.idx:
+			s.loseLocked(h) // deleted, expired, overwritten or unlocked
+		}
+	}
+
+	if set := s.keyWatches[ev.key]; len(set) > 0 {
+		pair := &store.KVPair{Key: ev.key, LastIndex: ev.idx}
+		if ev.op == opPut {
+			pair.Value = ev.value
+		}
+
+		fetch := ev.op == opPut && !ev.hasValue
+		for w := range set {
+			w.q.push(keyItem{xid: ev.xid, pair: clonePair(pair), fetch: fetch})
+		}
+	}
+
+	for w := range s.treeWatches {
+		if under(ev.key, w.dir) {
+			w.q.push(treeItem{xid: ev.xid})
+		}
+	}
+
+	return true
+}
+
+// resync is called when notifications may have been missed: every watch
+// re-reads its state, blocked Lock calls retry, pending acquisitions verify
+// themselves, and expired rows are purged.
+func (s *Store) resync() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	for _, set := range s.keyWatches {
+		for w := range set {
+			w.q.push(keyItem{resync: true})
+		}
+	}
+
+	for w := range s.treeWatches {
+		w.q.push(treeItem{resync: true})
+	}
+
+	for k, ch := range s.waiters {
+		close(ch)
+		delete(s.waiters, k)
+	}
+
+	for _, set := range s.held {
+		for h := range set {
+			if h.pending {
+				h.verify = true
+			}
+		}
+	}
+
+	s.schedulePurgeLocked(time.Now())
+}
+
+// verifyHeld checks that the locks this handle holds are still its own and
+// releases those that are not. It reports whether the check was done.
+func (s *Store) verifyHeld() bool {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.heldByID))
+	for id := range s.heldByID {
+		ids = append(ids, id)
+	}
+	s.mu.Unlock()
+
+	if len(ids) == 0 {
+		return true
+	}
+
+	alive, err := s.liveLocks(ids)
+	if err != nil {
+		return false
+	}
+
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	for _, id := range ids {
+		if h := s.heldByID[id]; h != nil && !alive[id] {
+			s.loseLocked(h)
+		}
+	}
+
+	return true
+}
+
+// liveLocks returns which of the lock ids are held.
+func (s *Store) liveLocks(ids []string) (map[string]bool, error) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.st.connectTimeout)
+	defer cancel()
+
+	rows, err := s.pool.Query(ctx, s.q.liveLocks, ids)
+	if err != nil {
+		return nil, err
+	}
+
+	alive, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, err
+	}
+
+	out := make(map[string]bool, len(alive))
+	for _, id := range alive {
+		out[id] = true
+	}
+
+	return out, nil
+}
+
+// ListenerPID returns the server process id of the handle's listener
+// connection (for diagnostics, e.g. pg_stat_activity).
+func (s *Store) ListenerPID() uint32 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	return s.listenerPID
+}

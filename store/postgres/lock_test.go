@@ -1,0 +1,263 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestLockLostOnUnlock(t *testing.T) {
+	table := freshTable(t)
+	kv := openOn(t, table)
+	ctx := testCtx(t)
+
+	l, err := kv.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("me"), TTL: time.Second})
+	require.NoError(t, err)
+
+	lost, err := l.Lock(ctx)
+	require.NoError(t, err)
+
+	_, err = l.Lock(ctx)
+	require.ErrorIs(t, err, ErrAlreadyLocked)
+
+	pair, err := kv.Get(ctx, "lock", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("me"), pair.Value)
+
+	require.NoError(t, l.Unlock(ctx))
+	assert.True(t, closedWithin(lost, 0))
+	require.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
+
+	// Without DeleteOnUnlock the value stays, persistent, with a new index.
+	after, err := kv.Get(ctx, "lock", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("me"), after.Value)
+	assert.Greater(t, after.LastIndex, pair.LastIndex)
+
+	time.Sleep(1500 * time.Millisecond)
+	_, err = kv.Get(ctx, "lock", nil)
+	require.NoError(t, err)
+}
+
+func TestLockLostOnExpiryAfterClose(t *testing.T) {
+	table := freshTable(t)
+	kv, owner := openOn(t, table), openOn(t, table)
+	ctx := testCtx(t)
+
+	const ttl = 600 * time.Millisecond
+
+	l, err := owner.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("owner"), TTL: ttl})
+	require.NoError(t, err)
+	lost, err := l.Lock(ctx)
+	require.NoError(t, err)
+
+	// Renewed while the handle is open.
+	assert.False(t, closedWithin(lost, 3*ttl))
+
+	events, err := kv.Watch(ctx, "lock", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("owner"), recvPair(t, events).Value)
+
+	closed := time.Now()
+	require.NoError(t, owner.Close())
+
+	// Not at once: the lock expires TTL after its last renewal.
+	assert.False(t, closedWithin(lost, ttl/3))
+	assert.True(t, closedWithin(lost, 2*ttl), "lost not closed on expiry")
+	assert.GreaterOrEqual(t, time.Since(closed), ttl/2)
+
+	// The expiry is a watch event, and someone else can take the lock.
+	assert.Nil(t, recvPair(t, events).Value)
+
+	other, err := kv.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("kv"), TTL: ttl})
+	require.NoError(t, err)
+
+	lctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+
+	_, err = other.Lock(lctx)
+	require.NoError(t, err)
+	require.NoError(t, other.Unlock(ctx))
+}
+
+func TestLockLostOnOverwriteAndDelete(t *testing.T) {
+	table := freshTable(t)
+	kv, other := openOn(t, table), openOn(t, table)
+	ctx := testCtx(t)
+
+	l, err := kv.NewLock(ctx, "lock", &store.LockOptions{TTL: 5 * time.Second})
+	require.NoError(t, err)
+
+	lost, err := l.Lock(ctx)
+	require.NoError(t, err)
+	require.NoError(t, other.Put(ctx, "lock", []byte("mine now"), nil))
+	assert.True(t, closedWithin(lost, time.Second), "lost not closed on overwrite")
+	require.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
+
+	pair, err := kv.Get(ctx, "lock", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("mine now"), pair.Value)
+
+	lost, err = l.Lock(ctx)
+	require.NoError(t, err)
+	require.NoError(t, other.Delete(ctx, "lock"))
+	assert.True(t, closedWithin(lost, time.Second), "lost not closed on delete")
+}
+
+func TestLockRenewStop(t *testing.T) {
+	table := freshTable(t)
+	kv := openOn(t, table)
+	ctx := testCtx(t)
+
+	const ttl = 500 * time.Millisecond
+
+	renew := make(chan struct{})
+	l, err := kv.NewLock(ctx, "lock", &store.LockOptions{TTL: ttl, RenewLock: renew, DeleteOnUnlock: true})
+	require.NoError(t, err)
+
+	lost, err := l.Lock(ctx)
+	require.NoError(t, err)
+	assert.False(t, closedWithin(lost, 3*ttl))
+
+	close(renew)
+	assert.True(t, closedWithin(lost, 3*ttl), "lost not closed after the renewal stopped")
+
+	// lost closes at the latest when the row expires on the server.
+	require.Eventually(t, func() bool {
+		_, err := kv.Get(ctx, "lock", nil)
+
+		return errors.Is(err, store.ErrKeyNotFound)
+	}, ttl, 5*time.Millisecond)
+}
+
+func TestLockWaitsAndWakes(t *testing.T) {
+	table := freshTable(t)
+	kv, other := openOn(t, table), openOn(t, table)
+	ctx := testCtx(t)
+
+	holder, err := other.NewLock(ctx, "lock", &store.LockOptions{TTL: 10 * time.Second, DeleteOnUnlock: true})
+	require.NoError(t, err)
+	_, err = holder.Lock(ctx)
+	require.NoError(t, err)
+
+	waiter, err := kv.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("waiter"), TTL: 10 * time.Second})
+	require.NoError(t, err)
+
+	// Context cancellation while blocked.
+	lctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	lost, err := waiter.Lock(lctx)
+	cancel()
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Nil(t, lost)
+
+	lctx, cancel = context.WithCancel(ctx)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		cancel()
+	}()
+	_, err = waiter.Lock(lctx)
+	require.ErrorIs(t, err, context.Canceled)
+
+	// Woken by the release, well before the 2s safety re-check.
+	type result struct {
+		at  time.Time
+		err error
+	}
+	got := make(chan result, 1)
+
+	go func() {
+		_, err := waiter.Lock(ctx)
+		got <- result{time.Now(), err}
+	}()
+
+	time.Sleep(200 * time.Millisecond)
+	released := time.Now()
+	require.NoError(t, holder.Unlock(ctx))
+
+	select {
+	case r := <-got:
+		require.NoError(t, r.err)
+		assert.Less(t, r.at.Sub(released), time.Second)
+		t.Logf("lock handed over %v after the unlock", r.at.Sub(released))
+	case <-time.After(waitFor):
+		t.Fatal("waiter not woken")
+	}
+
+	pair, err := kv.Get(ctx, "lock", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("waiter"), pair.Value)
+	require.NoError(t, waiter.Unlock(ctx))
+}
+
+func TestLockBlockedUntilClose(t *testing.T) {
+	table := freshTable(t)
+	kv, other := openOn(t, table), openOn(t, table)
+	ctx := testCtx(t)
+
+	holder, err := other.NewLock(ctx, "lock", nil)
+	require.NoError(t, err)
+	_, err = holder.Lock(ctx)
+	require.NoError(t, err)
+
+	waiter, err := kv.NewLock(ctx, "lock", nil)
+	require.NoError(t, err)
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := waiter.Lock(ctx)
+		done <- err
+	}()
+
+	time.Sleep(100 * time.Millisecond)
+	require.NoError(t, kv.Close())
+
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, ErrClosed)
+	case <-time.After(waitFor):
+		t.Fatal("Lock not ended by Close")
+	}
+
+	require.NoError(t, holder.Unlock(ctx))
+}
+
+func TestUnlockNotHeld(t *testing.T) {
+	table := freshTable(t)
+	kv := openOn(t, table)
+	ctx := testCtx(t)
+
+	l, err := kv.NewLock(ctx, "lock", nil)
+	require.NoError(t, err)
+	require.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
+
+	_, err = kv.NewLock(ctx, "//", nil)
+	require.ErrorIs(t, err, ErrEmptyKey)
+}
+
+func TestKeepAlive(t *testing.T) {
+	table := freshTable(t)
+	kv, owner := openOn(t, table), openOn(t, table)
+	ctx := testCtx(t)
+
+	require.NoError(t, owner.Put(ctx, "ka", []byte("v"), &store.WriteOptions{TTL: 300 * time.Millisecond, KeepAlive: true}))
+	require.NoError(t, owner.Put(ctx, "plain", []byte("v"), &store.WriteOptions{TTL: 300 * time.Millisecond}))
+
+	time.Sleep(time.Second)
+
+	_, err := kv.Get(ctx, "ka", nil)
+	require.NoError(t, err, "kept-alive key expired")
+	_, err = kv.Get(ctx, "plain", nil)
+	require.ErrorIs(t, err, store.ErrKeyNotFound)
+
+	require.NoError(t, owner.Close())
+	require.Eventually(t, func() bool {
+		_, err := kv.Get(ctx, "ka", nil)
+
+		return errors.Is(err, store.ErrKeyNotFound)
+	}, 2*time.Second, 20*time.Millisecond)
+}

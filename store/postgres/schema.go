@@ -1,0 +1,256 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"hash/fnv"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// names are the quoted, schema-qualified names of the SQL objects behind
+// one table.
+type names struct {
+	table    string // "schema"."table"
+	seq      string // "schema"."table_idx": the global index sequence
+	event    string // "schema"."table_event"(...): builds and sends one NOTIFY
+	before   string // "schema"."table_before"(): BEFORE UPDATE row trigger
+	after    string // "schema"."table_after"(): AFTER INSERT/UPDATE/DELETE row trigger
+	truncate string // "schema"."table_truncate"(): AFTER TRUNCATE statement trigger
+	expires  string // index on expires_at (unqualified, as CREATE INDEX wants)
+	owner    string // index on owner (unqualified)
+}
+
+func newNames(schema, table string) names {
+	q := func(suffix string) string { return pgx.Identifier{schema, table + suffix}.Sanitize() }
+
+	return names{
+		table:    q(""),
+		seq:      q("_idx"),
+		event:    q("_event"),
+		before:   q("_before"),
+		after:    q("_after"),
+		truncate: q("_truncate"),
+		expires:  pgx.Identifier{table + "_expires"}.Sanitize(),
+		owner:    pgx.Identifier{table + "_owner"}.Sanitize(),
+	}
+}
+
+// Trigger names (per table, so they need no prefix).
+const (
+	trgBefore   = "leadership_before"
+	trgAfter    = "leadership_after"
+	trgTruncate = "leadership_truncate"
+)
+
+// The payload of a notification is
+//
+//	op:idx:xid:lock:exp:val:key
+//
+// op is P (put), D (delete or expiry) or R (resync: something changed that
+// the payload cannot describe); idx the index of the change; xid the writing
+// transaction (pg_current_xact_id); lock the lock id of the new row (P) or
+// of the deleted row (D), empty for a plain key; exp the milliseconds until
+// the new row expires, empty without TTL; val the new value in base64, or
+// "-" when it does not fit (readers fetch it by key and idx); key last, so
+// it may contain colons. NOTIFY payloads must stay under 8000 bytes.
+const eventFn = `
+CREATE OR REPLACE FUNCTION %[1]s(ch text, op text, idx bigint, lk text, ex bigint, val text, k text)
+RETURNS void LANGUAGE plpgsql AS $fn$
+DECLARE
+	head text := op || ':' || idx || ':' || pg_current_xact_id() || ':' || coalesce(lk, '') || ':' || coalesce(ex::text, '') || ':';
+BEGIN
+	IF val IS NOT NULL AND octet_length(head) + octet_length(val) + octet_length(k) < 7900 THEN
+		PERFORM pg_notify(ch, head || val || ':' || k);
+	ELSIF octet_length(head) + octet_length(k) < 7900 THEN
+		PERFORM pg_notify(ch, head || '-:' || k);
+	ELSE
+		PERFORM pg_notify(ch, 'R:' || idx || ':' || pg_current_xact_id() || '::::');
+	END IF;
+END
+$fn$`
+
+// beforeFn reports the expiry of a row being overwritten after its
+// deadline but before a purge removed it, and gives the new row an index
+// after the one of that expiry.
+const beforeFn = `
+CREATE OR REPLACE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+	IF NEW.idx IS DISTINCT FROM OLD.idx AND OLD.expires_at IS NOT NULL AND OLD.expires_at <= now() THEN
+		PERFORM %[2]s(TG_ARGV[0], 'D', nextval(TG_ARGV[1]::regclass), OLD.lock_id, NULL, NULL, OLD.key);
+		NEW.idx := nextval(TG_ARGV[1]::regclass);
+	END IF;
+	RETURN NEW;
+END
+$fn$`
+
+// afterFn sends one event per change. Updates that keep idx (keep-alive
+// renewals) are not changes. A deletion takes its own index.
+const afterFn = `
+CREATE OR REPLACE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+	IF TG_OP = 'DELETE' THEN
+		PERFORM %[2]s(TG_ARGV[0], 'D', nextval(TG_ARGV[1]::regclass), OLD.lock_id, NULL, NULL, OLD.key);
+		RETURN NULL;
+	END IF;
+	IF TG_OP = 'UPDATE' THEN
+		IF NEW.key <> OLD.key THEN
+			PERFORM %[2]s(TG_ARGV[0], 'D', nextval(TG_ARGV[1]::regclass), OLD.lock_id, NULL, NULL, OLD.key);
+		ELSIF NEW.idx = OLD.idx THEN
+			RETURN NULL;
+		END IF;
+	END IF;
+	PERFORM %[2]s(TG_ARGV[0], 'P', NEW.idx, NEW.lock_id,
+		ceil(extract(epoch FROM NEW.expires_at - now()) * 1000)::bigint,
+		CASE WHEN octet_length(NEW.value) <= 5600 THEN translate(encode(NEW.value, 'base64'), E'\n', '') END,
+		NEW.key);
+	RETURN NULL;
+END
+$fn$`
+
+const truncateFn = `
+CREATE OR REPLACE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql AS $fn$
+BEGIN
+	PERFORM pg_notify(TG_ARGV[0], 'R:0:' || pg_current_xact_id() || '::::');
+	RETURN NULL;
+END
+$fn$`
+
+// advisoryKey is the advisory lock serialising schema creation for one table.
+func advisoryKey(n names) int64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte("github.com/leadership-go/leadership/store/postgres:" + n.table))
+
+	return int64(h.Sum64()) //nolint:gosec // any 64 bits will do
+}
+
+// ensureSchema creates what is missing, idempotently and safely against
+// concurrent calls (an advisory transaction lock serialises them). Existing
+// objects are left alone, except the functions, which are replaced so that
+// they match this version.
+func ensureSchema(ctx context.Context, tx pgx.Tx, n names, channel string) error {
+	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", advisoryKey(n)); err != nil {
+		return err
+	}
+
+	var exists bool
+	if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", n.table).Scan(&exists); err != nil {
+		return err
+	}
+
+	var ddl []string
+	if !exists {
+		ddl = append(ddl,
+			fmt.Sprintf("CREATE SEQUENCE IF NOT EXISTS %s AS bigint", n.seq),
+			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
+	key        text COLLATE "C" PRIMARY KEY,
+	value      bytea NOT NULL,
+	idx        bigint NOT NULL,
+	ttl_ms     bigint CHECK (ttl_ms > 0),
+	expires_at timestamptz,
+	owner      text,
+	lock_id    text
+)`, n.table),
+			fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (expires_at) WHERE expires_at IS NOT NULL", n.expires, n.table),
+			fmt.Sprintf("CREATE INDEX IF NOT EXISTS %s ON %s (owner) WHERE owner IS NOT NULL", n.owner, n.table),
+		)
+	}
+
+	ddl = append(ddl,
+		fmt.Sprintf(eventFn, n.event),
+		fmt.Sprintf(beforeFn, n.before, n.event),
+		fmt.Sprintf(afterFn, n.after, n.event),
+		fmt.Sprintf(truncateFn, n.truncate),
+	)
+
+	for _, q := range ddl {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return err
+		}
+	}
+
+	return ensureTriggers(ctx, tx, n, channel)
+}
+
+// ensureTriggers creates the missing triggers and checks the channel of the
+// existing ones.
+func ensureTriggers(ctx context.Context, tx pgx.Tx, n names, channel string) error {
+	rows, err := tx.Query(ctx, "SELECT tgname, tgargs FROM pg_trigger WHERE tgrelid = $1::regclass", n.table)
+	if err != nil {
+		return err
+	}
+
+	have := make(map[string][]byte)
+	for rows.Next() {
+		var name string
+		var args []byte
+		if err := rows.Scan(&name, &args); err != nil {
+			return err
+		}
+		have[name] = args
+	}
+
+	if err := rows.Err(); err != nil {
+		return err
+	}
+
+	if err := channelUnused(ctx, tx, n, channel); err != nil {
+		return err
+	}
+
+	// Names are validated identifiers: they need no escaping inside literals.
+	argsRow := fmt.Sprintf("'%s', '%s'", channel, n.seq)
+	want := []struct{ name, ddl string }{
+		{trgBefore, fmt.Sprintf("CREATE TRIGGER %s BEFORE UPDATE ON %s FOR EACH ROW EXECUTE FUNCTION %s(%s)", trgBefore, n.table, n.before, argsRow)},
+		{trgAfter, fmt.Sprintf("CREATE TRIGGER %s AFTER INSERT OR UPDATE OR DELETE ON %s FOR EACH ROW EXECUTE FUNCTION %s(%s)", trgAfter, n.table, n.after, argsRow)},
+		{trgTruncate, fmt.Sprintf("CREATE TRIGGER %s AFTER TRUNCATE ON %s FOR EACH STATEMENT EXECUTE FUNCTION %s('%s')", trgTruncate, n.table, n.truncate, channel)},
+	}
+
+	for _, w := range want {
+		args, ok := have[w.name]
+		if ok {
+			got, _, _ := bytes.Cut(args, []byte{0})
+			if string(got) != channel {
+				return fmt.Errorf("%w: trigger %s on %s uses %q, configured %q", ErrChannelMismatch, w.name, n.table, got, channel)
+			}
+
+			continue
+		}
+
+		if _, err := tx.Exec(ctx, w.ddl); err != nil {
+			return err
+		}
+	}
+
+	return nil
+}
+
+// channelUnused checks that no other table of the database notifies on
+// channel: notifications carry keys, not tables, so sharing a channel would
+// mix the events of two tables.
+func channelUnused(ctx context.Context, tx pgx.Tx, n names, channel string) error {
+	rows, err := tx.Query(ctx, `SELECT t.tgrelid::regclass::text, t.tgargs FROM pg_trigger t
+WHERE t.tgname = $2 AND t.tgrelid <> $1::regclass`, n.table, trgAfter)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+
+	for rows.Next() {
+		var (
+			table string
+			args  []byte
+		)
+
+		if err := rows.Scan(&table, &args); err != nil {
+			return err
+		}
+
+		if got, _, _ := bytes.Cut(args, []byte{0}); string(got) == channel {
+			return fmt.Errorf("%w: channel %q is used by table %s; set Config.Channel", ErrChannelMismatch, channel, table)
+		}
+	}
+
+	return rows.Err()
+}

@@ -1,0 +1,316 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/kvtools/valkeyrie"
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// StoreName is the name under which the store is registered with valkeyrie.
+const StoreName = "postgres"
+
+func init() {
+	valkeyrie.Register(StoreName, New)
+}
+
+// Store is one client handle on a table: a connection pool, one listener
+// connection and an owner id under which it keeps its TTL'd keys and locks
+// alive. It implements store.Store and is safe for concurrent use.
+type Store struct {
+	st      settings
+	n       names
+	q       queries
+	pool    *pgxpool.Pool
+	connCfg *pgx.ConnConfig // for the listener connection
+	id      string          // owner id of the rows this handle keeps alive
+
+	ctx    context.Context // canceled by Close
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	kick   chan struct{} // wakes the keeper after a schedule change
+
+	mu          sync.Mutex
+	closed      bool
+	hbAt        time.Time     // next heartbeat, zero if nothing to keep alive
+	hbTTL       time.Duration // smallest TTL kept alive, as last known
+	purgeAt     time.Time     // next purge of expired rows
+	keyWatches  map[string]map[*keyWatch]struct{}
+	treeWatches map[*treeWatch]struct{}
+	waiters     map[string]chan struct{} // closed at the next event on the key
+	held        map[string]map[*heldLock]struct{}
+	heldByID    map[string]*heldLock
+	listenerPID uint32
+
+	// beforeReconnect, if set (by tests), runs before the listener
+	// reconnects.
+	beforeReconnect func()
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New is the valkeyrie constructor of the store. endpoints[0] is a
+// PostgreSQL DSN or URL; options must be nil or a *Config. The returned
+// value is a *Store.
+func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (store.Store, error) {
+	var cfg *Config
+	if options != nil {
+		c, ok := options.(*Config)
+		if !ok {
+			return nil, &store.InvalidConfigurationError{Store: StoreName, Config: options}
+		}
+		cfg = c
+	}
+
+	if len(endpoints) == 0 {
+		return nil, ErrNoEndpoint
+	}
+
+	s, err := Open(ctx, endpoints[0], cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	return s, nil
+}
+
+// Open connects to the server at dsn, creates the schema if needed, starts
+// listening and returns the handle. It fails within cfg.ConnectTimeout
+// (default 5s) with an error wrapping store.ErrNotReachable (an
+// *UnreachableError) when the server cannot be reached.
+func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
+	if dsn == "" {
+		return nil, ErrNoEndpoint
+	}
+
+	st, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+
+	pc, err := cfg.poolConfig(dsn, &st)
+	if err != nil {
+		return nil, err
+	}
+
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+
+	connCfg := pc.ConnConfig.Copy()
+
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+
+	sctx, cancel := context.WithCancel(context.Background())
+	s := &Store{
+		st:          st,
+		pool:        pool,
+		connCfg:     connCfg,
+		id:          newID(),
+		ctx:         sctx,
+		cancel:      cancel,
+		kick:        make(chan struct{}, 1),
+		keyWatches:  make(map[string]map[*keyWatch]struct{}),
+		treeWatches: make(map[*treeWatch]struct{}),
+		waiters:     make(map[string]chan struct{}),
+		held:        make(map[string]map[*heldLock]struct{}),
+		heldByID:    make(map[string]*heldLock),
+	}
+
+	conn, err := s.setup(ctx)
+	if err != nil {
+		cancel()
+		pool.Close()
+
+		return nil, err
+	}
+
+	s.purgeAt = time.Now() // purge what expired while nobody watched
+	s.wg.Add(2)
+	go s.listen(conn)
+	go s.keep()
+
+	return s, nil
+}
+
+// setup pings the server, creates the schema and opens the listener.
+func (s *Store) setup(ctx context.Context) (*pgx.Conn, error) {
+	cctx, cancel := context.WithTimeout(ctx, s.st.connectTimeout)
+	defer cancel()
+
+	if err := s.pool.Ping(cctx); err != nil {
+		return nil, openErr(ctx, "connect", err)
+	}
+
+	if s.st.schema == "" {
+		if err := s.pool.QueryRow(cctx, "SELECT current_schema()").Scan(&s.st.schema); err != nil {
+			return nil, openErr(ctx, "current_schema", err)
+		}
+
+		if err := validateName("schema", s.st.schema, maxNameLen); err != nil {
+			return nil, err
+		}
+	}
+
+	s.n = newNames(s.st.schema, s.st.table)
+	s.q = newQueries(s.n)
+
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return ensureSchema(ctx, tx, s.n, s.st.channel)
+	})
+	if err != nil {
+		if errors.Is(err, ErrChannelMismatch) {
+			return nil, err
+		}
+
+		return nil, openErr(ctx, "create schema", err)
+	}
+
+	conn, err := s.connectListener(cctx)
+	if err != nil {
+		return nil, openErr(ctx, "listen", err)
+	}
+
+	return conn, nil
+}
+
+func openErr(ctx context.Context, op string, err error) error {
+	if e := ctx.Err(); e != nil {
+		return e
+	}
+
+	return classify(op, err)
+}
+
+// classify wraps a driver error: connection-level failures become an
+// *UnreachableError, errors reported by the server stay as they are.
+func classify(op string, err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && !connectionClass(pgErr.Code) {
+		return fmt.Errorf("postgres: %s: %w", op, err)
+	}
+
+	return &UnreachableError{Op: op, Err: err}
+}
+
+// connectionClass reports SQLSTATEs meaning the server is, or is becoming,
+// unavailable: connection exceptions, shutdowns, too many connections.
+func connectionClass(code string) bool {
+	switch code {
+	case "57P01", "57P02", "57P03", "53300":
+		return true
+	}
+
+	return len(code) >= 2 && code[:2] == "08"
+}
+
+// MinTTL returns the smallest TTL the store honours. Smaller positive TTLs
+// are rounded up to it.
+func (s *Store) MinTTL() time.Duration {
+	return minTTL
+}
+
+// Table returns the schema-qualified, quoted name of the table.
+func (s *Store) Table() string {
+	return s.n.table
+}
+
+// Channel returns the NOTIFY channel.
+func (s *Store) Channel() string {
+	return s.st.channel
+}
+
+// begin checks ctx and the handle and returns a context for one call,
+// canceled as well when the handle closes.
+func (s *Store) begin(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+
+	if s.ctx.Err() != nil {
+		return nil, nil, ErrClosed
+	}
+
+	c, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+
+	return c, func() { stop(); cancel() }, nil
+}
+
+// beginKey is begin preceded by key normalisation.
+func (s *Store) beginKey(ctx context.Context, key string) (string, context.Context, context.CancelFunc, error) {
+	k := normalizeKey(key)
+	if k == "" {
+		return "", nil, nil, ErrEmptyKey
+	}
+
+	c, done, err := s.begin(ctx)
+
+	return k, c, done, err
+}
+
+// fail maps the error of a call made with ctx.
+func (s *Store) fail(ctx context.Context, op string, err error) error {
+	if e := ctx.Err(); e != nil {
+		return e
+	}
+
+	if s.ctx.Err() != nil {
+		return ErrClosed
+	}
+
+	return classify(op, err)
+}
+
+// spawn runs f in a goroutine Close waits for, unless the handle is closed.
+func (s *Store) spawn(f func()) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	if s.closed {
+		return false
+	}
+
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		f()
+	}()
+
+	return true
+}
+
+// Close detaches the handle as if the client vanished: heartbeats stop, its
+// watch channels close, blocked calls return ErrClosed, and the keys and
+// locks it kept alive expire one TTL after their last renewal (their lost
+// channels close then). Every later call returns ErrClosed. Close is
+// idempotent and waits for the handle's goroutines to end. (It interrupts
+// the queries in flight; pgxpool may then keep a goroutine of its own for
+// up to 500ms.)
+func (s *Store) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+
+		return nil
+	}
+
+	s.closed = true
+	s.cancel()
+	s.mu.Unlock()
+
+	s.wg.Wait()
+	s.pool.Close()
+
+	return nil
+}

@@ -1,0 +1,301 @@
+package postgres
+
+import (
+	"context"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie"
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestNewUnreachable(t *testing.T) {
+	// A port nobody listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close())
+
+	start := time.Now()
+	_, err = valkeyrie.NewStore(context.Background(), StoreName,
+		[]string{"postgres://nobody@" + addr + "/db?sslmode=disable"}, &Config{ConnectTimeout: time.Second})
+	require.Error(t, err)
+	require.ErrorIs(t, err, store.ErrNotReachable)
+
+	var ue *UnreachableError
+	require.ErrorAs(t, err, &ue)
+	assert.Less(t, time.Since(start), 3*time.Second)
+
+	// A server that accepts but never answers: bounded by ConnectTimeout.
+	ln, err = net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+
+	var conns []net.Conn
+	var mu sync.Mutex
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	defer func() {
+		mu.Lock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+		mu.Unlock()
+	}()
+
+	start = time.Now()
+	_, err = Open(context.Background(), "postgres://nobody@"+ln.Addr().String()+"/db?sslmode=disable", &Config{ConnectTimeout: 300 * time.Millisecond})
+	require.ErrorIs(t, err, store.ErrNotReachable)
+	assert.Less(t, time.Since(start), 2*time.Second)
+}
+
+func TestBadConfig(t *testing.T) {
+	ctx := context.Background()
+
+	for _, opt := range []any{"table", Config{}, &struct{}{}, 42} {
+		_, err := New(ctx, []string{"postgres://x@127.0.0.1:1/db"}, opt)
+
+		var ice *store.InvalidConfigurationError
+		require.ErrorAs(t, err, &ice, "%T", opt)
+		assert.Equal(t, StoreName, ice.Store)
+	}
+
+	_, err := New(ctx, nil, nil)
+	require.ErrorIs(t, err, ErrNoEndpoint)
+
+	_, err = Open(ctx, "", nil)
+	require.ErrorIs(t, err, ErrNoEndpoint)
+
+	for _, cfg := range []*Config{
+		{Table: "bad-name"},
+		{Table: "x; DROP TABLE y"},
+		{Table: "t123456789012345678901234567890123456789012345678901234567890"},
+		{Channel: "no spaces"},
+		{Schema: "1abc"},
+		{ConnectTimeout: -time.Second},
+		{MaxConns: -1},
+	} {
+		_, err := Open(ctx, "postgres://x@127.0.0.1:1/db", cfg)
+		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", cfg)
+	}
+
+	_, err = Open(ctx, "postgres://x@127.0.0.1:1/db?connect_timeout=abc", nil)
+	require.ErrorIs(t, err, ErrInvalidConfig)
+}
+
+func TestChannelMismatch(t *testing.T) {
+	table := freshTable(t)
+	openOn(t, table)
+
+	_, err := Open(context.Background(), testDSN(t), &Config{Table: table, Channel: "elsewhere"})
+	require.ErrorIs(t, err, ErrChannelMismatch)
+}
+
+func TestConcurrentOpen(t *testing.T) {
+	table := freshTable(t)
+	dsn := testDSN(t)
+
+	const n = 8
+
+	stores := make([]*Store, n)
+	errs := make([]error, n)
+
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			stores[i], errs[i] = Open(context.Background(), dsn, &Config{Table: table})
+		}()
+	}
+	wg.Wait()
+
+	for i := range n {
+		require.NoError(t, errs[i])
+		require.NoError(t, stores[i].Close())
+	}
+}
+
+func TestIndexIncreasing(t *testing.T) {
+	table := freshTable(t)
+	kv, other := openOn(t, table), openOn(t, table)
+	ctx := testCtx(t)
+
+	var last uint64
+
+	next := func(p *store.KVPair) {
+		t.Helper()
+		require.Greater(t, p.LastIndex, last)
+		last = p.LastIndex
+	}
+
+	for range 3 {
+		ok, pair, err := kv.AtomicPut(ctx, "k", []byte("v"), nil, nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		next(pair)
+
+		got, err := other.Get(ctx, "/k/", nil)
+		require.NoError(t, err)
+		assert.Equal(t, pair, got)
+
+		ok, pair, err = other.AtomicPut(ctx, "k", []byte("w"), got, nil)
+		require.NoError(t, err)
+		require.True(t, ok)
+		next(pair)
+
+		_, _, err = kv.AtomicPut(ctx, "k", []byte("x"), got, nil)
+		require.Equal(t, store.ErrKeyModified, err)
+
+		_, err = kv.AtomicDelete(ctx, "k", got)
+		require.Equal(t, store.ErrKeyModified, err)
+
+		ok, err = kv.AtomicDelete(ctx, "k", pair)
+		require.NoError(t, err)
+		require.True(t, ok)
+
+		_, _, err = kv.AtomicPut(ctx, "k", []byte("x"), pair, nil)
+		require.ErrorIs(t, err, store.ErrKeyNotFound)
+
+		_, err = kv.AtomicDelete(ctx, "k", nil)
+		require.ErrorIs(t, err, store.ErrPreviousNotSpecified)
+	}
+
+	// Concurrent writers never see an index go backwards.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				assert.NoError(t, kv.Put(ctx, "c", []byte("x"), nil))
+			}
+		}()
+	}
+
+	prev := uint64(0)
+	deadline := time.Now().Add(waitFor)
+	for time.Now().Before(deadline) {
+		p, err := other.Get(ctx, "c", nil)
+		if err == nil {
+			require.GreaterOrEqual(t, p.LastIndex, prev)
+			prev = p.LastIndex
+		}
+
+		if waitDone(&wg) {
+			break
+		}
+	}
+}
+
+func waitDone(wg *sync.WaitGroup) bool {
+	ch := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(ch)
+	}()
+
+	select {
+	case <-ch:
+		return true
+	case <-time.After(time.Millisecond):
+		return false
+	}
+}
+
+func TestListAndDeleteTree(t *testing.T) {
+	table := freshTable(t)
+	kv := openOn(t, table)
+	ctx := testCtx(t)
+
+	for _, k := range []string{"a", "a/b", "a/b/c", "a/d", "a.b", "a0", "ab", "a%/x", "a_/y"} {
+		require.NoError(t, kv.Put(ctx, k, []byte(k), nil))
+	}
+
+	pairs, err := kv.List(ctx, "/a/", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a/b", "a/b/c", "a/d"}, keys(pairs))
+
+	pairs, err = kv.List(ctx, "a%", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a%/x"}, keys(pairs))
+
+	pairs, err = kv.List(ctx, "", nil)
+	require.NoError(t, err)
+	assert.Len(t, pairs, 9)
+
+	_, err = kv.List(ctx, "nothing", nil)
+	require.ErrorIs(t, err, store.ErrKeyNotFound)
+
+	require.NoError(t, kv.DeleteTree(ctx, "a"))
+
+	pairs, err = kv.List(ctx, "", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a%/x", "a.b", "a0", "a_/y", "ab"}, keys(pairs))
+
+	require.NoError(t, kv.DeleteTree(ctx, "/"))
+	_, err = kv.List(ctx, "", nil)
+	require.ErrorIs(t, err, store.ErrKeyNotFound)
+
+	_, err = kv.Get(ctx, "/", nil)
+	require.ErrorIs(t, err, ErrEmptyKey)
+}
+
+func TestContextHonoured(t *testing.T) {
+	table := freshTable(t)
+	kv := openOn(t, table)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+
+	require.ErrorIs(t, kv.Put(ctx, "k", nil, nil), context.Canceled)
+	_, err := kv.Get(ctx, "k", nil)
+	require.ErrorIs(t, err, context.Canceled)
+	_, err = kv.Watch(ctx, "k", nil)
+	require.ErrorIs(t, err, context.Canceled)
+
+	// A statement interrupted by its deadline.
+	admin := adminConn(t)
+	_, err = admin.Exec(context.Background(), "BEGIN")
+	require.NoError(t, err)
+	_, err = admin.Exec(context.Background(), "LOCK TABLE "+kv.Table())
+	require.NoError(t, err)
+
+	dctx, dcancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer dcancel()
+
+	start := time.Now()
+	require.ErrorIs(t, kv.Put(dctx, "k", nil, nil), context.DeadlineExceeded)
+	assert.Less(t, time.Since(start), 2*time.Second)
+
+	_, err = admin.Exec(context.Background(), "ROLLBACK")
+	require.NoError(t, err)
+
+	require.NoError(t, kv.Put(context.Background(), "k", nil, nil))
+	p, err := kv.Get(context.Background(), "k", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte{}, p.Value)
+}
+
+func TestChannelSharedByTables(t *testing.T) {
+	first, second := freshTable(t), freshTable(t)
+	openOn(t, first)
+
+	_, err := Open(context.Background(), testDSN(t), &Config{Table: second, Channel: first + "_events"})
+	require.ErrorIs(t, err, ErrChannelMismatch)
+
+	openOn(t, second) // its own default channel is fine
+}

@@ -1,0 +1,394 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// keyItem is what the listener queues for a key watch: one event, or a
+// resync order after notifications may have been missed.
+type keyItem struct {
+	resync bool
+	xid    uint64        // writing transaction of the event
+	pair   *store.KVPair // the event's pair, nil Value for a deletion
+	fetch  bool          // a put whose value did not fit in the payload
+}
+
+type keyWatch struct {
+	key string
+	q   *queue[keyItem]
+}
+
+// treeItem is what the listener queues for a tree watch.
+type treeItem struct {
+	resync bool
+	xid    uint64
+}
+
+type treeWatch struct {
+	dir string
+	q   *queue[treeItem]
+}
+
+// Watch returns a channel that first receives the current pair at key (an
+// empty pair with only Key set when the key does not exist), then one pair
+// per change, in order: the new pair after a write, an empty pair (nil
+// Value, LastIndex of the deletion) after a delete or an expiry. Existing
+// keys always have a non-nil Value. Changes arrive by LISTEN/NOTIFY; the
+// initial read's snapshot tells which notifications it already reflects.
+// Writers never wait for the reader. The channel closes when ctx is done or
+// the handle is closed. After the listener reconnects, the current state is
+// delivered if it differs from the last pair delivered (a deletion seen
+// that way has LastIndex 0): changes in between may have been missed.
+func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-chan *store.KVPair, error) {
+	k, c, done, err := s.beginKey(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+
+	w := &keyWatch{key: k, q: newQueue[keyItem]()}
+
+	// Register before reading, so that no change committed after the read
+	// can be missed.
+	s.mu.Lock()
+	set := s.keyWatches[k]
+	if set == nil {
+		set = make(map[*keyWatch]struct{})
+		s.keyWatches[k] = set
+	}
+	set[w] = struct{}{}
+	s.mu.Unlock()
+
+	first, snap, err := s.readKey(c, k)
+	if err != nil {
+		s.dropKeyWatch(w)
+
+		return nil, s.fail(ctx, "watch", err)
+	}
+
+	out := make(chan *store.KVPair)
+	if !s.spawn(func() { s.runKeyWatch(ctx, w, first, snap, out) }) {
+		s.dropKeyWatch(w)
+
+		return nil, ErrClosed
+	}
+
+	return out, nil
+}
+
+func (s *Store) dropKeyWatch(w *keyWatch) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+
+	set := s.keyWatches[w.key]
+	delete(set, w)
+
+	if len(set) == 0 {
+		delete(s.keyWatches, w.key)
+	}
+}
+
+func (s *Store) runKeyWatch(ctx context.Context, w *keyWatch, last *store.KVPair, snap snapshot, out chan<- *store.KVPair) {
+	wctx, cancel := s.watchContext(ctx)
+	defer cancel()
+	defer s.dropKeyWatch(w)
+	defer close(out)
+
+	if !send(wctx, out, last) {
+		return
+	}
+
+	for {
+		items := w.q.take(wctx.Done())
+		if items == nil {
+			return
+		}
+
+		for _, it := range items {
+			p, ok := s.keyItemPair(wctx, w.key, it, &snap, last)
+			if !ok {
+				continue
+			}
+
+			if !send(wctx, out, p) {
+				return
+			}
+			last = p
+		}
+
+		if wctx.Err() != nil {
+			return
+		}
+	}
+}
+
+// keyItemPair returns the pair to deliver for it, if any.
+func (s *Store) keyItemPair(ctx context.Context, key string, it keyItem, snap *snapshot, last *store.KVPair) (*store.KVPair, bool) {
+	if !it.resync {
+		if snap.visible(it.xid) {
+			return nil, false // the last read already reflects it
+		}
+
+		if !it.fetch {
+			return it.pair, true
+		}
+
+		v, found, err := s.fetchValue(ctx, key, it.pair.LastIndex)
+		if err == nil {
+			if !found {
+				return nil, false // overwritten since: a later event follows
+			}
+
+			p := clonePair(it.pair)
+			p.Value = v
+
+			return p, true
+		}
+		// Fall back to the current state.
+	}
+
+	var p *store.KVPair
+	err := retry(ctx, func() error {
+		cur, sn, err := s.readKey(ctx, key)
+		if err == nil {
+			p, *snap = cur, sn
+		}
+
+		return err
+	})
+	if err != nil || samePair(last, p) {
+		return nil, false
+	}
+
+	return p, true
+}
+
+// readKey reads key and the snapshot of the read.
+func (s *Store) readKey(ctx context.Context, k string) (*store.KVPair, snapshot, error) {
+	var (
+		snapText string
+		value    []byte
+		idx      *int64
+	)
+
+	if err := s.pool.QueryRow(ctx, s.q.watchKey, k).Scan(&snapText, &value, &idx); err != nil {
+		return nil, snapshot{}, err
+	}
+
+	snap, err := parseSnapshot(snapText)
+	if err != nil {
+		return nil, snapshot{}, err
+	}
+
+	if idx == nil {
+		return &store.KVPair{Key: k}, snap, nil
+	}
+
+	return &store.KVPair{Key: k, Value: nonNil(value), LastIndex: uint64(*idx)}, snap, nil
+}
+
+// fetchValue reads the value key had at index idx, if it still has it.
+func (s *Store) fetchValue(ctx context.Context, k string, idx uint64) ([]byte, bool, error) {
+	i, ok := index(idx)
+	if !ok {
+		return nil, false, nil
+	}
+
+	var value []byte
+
+	err := s.pool.QueryRow(ctx, s.q.fetch, k, i).Scan(&value)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return nil, false, nil
+	}
+
+	if err != nil {
+		return nil, false, err
+	}
+
+	return nonNil(value), true, nil
+}
+
+// WatchTree returns a channel that first receives the current children of
+// directory (as List, an empty slice when there are none), then the full
+// list again after changes below directory, deletions and expiries
+// included; changes that arrive together give one list. Delivery follows
+// the same rules as Watch.
+func (s *Store) WatchTree(ctx context.Context, directory string, _ *store.ReadOptions) (<-chan []*store.KVPair, error) {
+	c, done, err := s.begin(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+
+	w := &treeWatch{dir: normalizeKey(directory), q: newQueue[treeItem]()}
+
+	s.mu.Lock()
+	s.treeWatches[w] = struct{}{}
+	s.mu.Unlock()
+
+	first, snap, err := s.readTree(c, w.dir)
+	if err != nil {
+		s.dropTreeWatch(w)
+
+		return nil, s.fail(ctx, "watch tree", err)
+	}
+
+	out := make(chan []*store.KVPair)
+	if !s.spawn(func() { s.runTreeWatch(ctx, w, first, snap, out) }) {
+		s.dropTreeWatch(w)
+
+		return nil, ErrClosed
+	}
+
+	return out, nil
+}
+
+func (s *Store) dropTreeWatch(w *treeWatch) {
+	s.mu.Lock()
+	delete(s.treeWatches, w)
+	s.mu.Unlock()
+}
+
+func (s *Store) runTreeWatch(ctx context.Context, w *treeWatch, list []*store.KVPair, snap snapshot, out chan<- []*store.KVPair) {
+	wctx, cancel := s.watchContext(ctx)
+	defer cancel()
+	defer s.dropTreeWatch(w)
+	defer close(out)
+
+	if !send(wctx, out, list) {
+		return
+	}
+
+	for {
+		items := w.q.take(wctx.Done())
+		if items == nil {
+			return
+		}
+
+		stale := false
+		for _, it := range items {
+			if it.resync || !snap.visible(it.xid) {
+				stale = true
+
+				break
+			}
+		}
+
+		if !stale {
+			continue
+		}
+
+		err := retry(wctx, func() error {
+			cur, sn, err := s.readTree(wctx, w.dir)
+			if err == nil {
+				list, snap = cur, sn
+			}
+
+			return err
+		})
+		if err != nil || !send(wctx, out, list) {
+			return
+		}
+	}
+}
+
+// readTree lists the keys below dir and returns the snapshot of the read.
+func (s *Store) readTree(ctx context.Context, dir string) ([]*store.KVPair, snapshot, error) {
+	var (
+		rows pgx.Rows
+		err  error
+	)
+
+	if dir == "" {
+		rows, err = s.pool.Query(ctx, s.q.watchAll)
+	} else {
+		lo, hi := childRange(dir)
+		rows, err = s.pool.Query(ctx, s.q.watchTree, lo, hi)
+	}
+
+	if err != nil {
+		return nil, snapshot{}, err
+	}
+	defer rows.Close()
+
+	list := []*store.KVPair{}
+	snapText := ""
+
+	for rows.Next() {
+		var (
+			k     *string
+			value []byte
+			idx   *int64
+		)
+
+		if err := rows.Scan(&snapText, &k, &value, &idx); err != nil {
+			return nil, snapshot{}, err
+		}
+
+		if k != nil && idx != nil {
+			list = append(list, &store.KVPair{Key: *k, Value: nonNil(value), LastIndex: uint64(*idx)})
+		}
+	}
+
+	if err := rows.Err(); err != nil {
+		return nil, snapshot{}, err
+	}
+
+	snap, err := parseSnapshot(snapText)
+	if err != nil {
+		return nil, snapshot{}, err
+	}
+
+	return list, snap, nil
+}
+
+// watchContext returns a context canceled with ctx or when the handle
+// closes.
+func (s *Store) watchContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	c, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+
+	return c, func() { stop(); cancel() }
+}
+
+func send[T any](ctx context.Context, out chan<- T, v T) bool {
+	select {
+	case out <- v:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// retry calls f until it succeeds or ctx is done (then it returns
+// ctx.Err()), backing off from 50ms to 2s between attempts.
+func retry(ctx context.Context, f func() error) error {
+	backoff := 50 * time.Millisecond
+
+	for {
+		err := f()
+		if err == nil {
+			return nil
+		}
+
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+
+			return ctx.Err()
+		case <-t.C:
+		}
+
+		backoff = min(2*backoff, 2*time.Second)
+	}
+}

@@ -1,0 +1,374 @@
+package postgres
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestWatchDeleteAndExpiry(t *testing.T) {
+	table := freshTable(t)
+	kv, other := openOn(t, table), openOn(t, table)
+	ctx := testCtx(t)
+
+	events, err := kv.Watch(ctx, "/svc/leader/", nil)
+	require.NoError(t, err)
+
+	first := recvPair(t, events)
+	assert.Equal(t, &store.KVPair{Key: "svc/leader"}, first)
+
+	require.NoError(t, other.Put(ctx, "svc/leader", []byte("a"), nil))
+	put := recvPair(t, events)
+	assert.Equal(t, []byte("a"), put.Value)
+
+	require.NoError(t, other.Delete(ctx, "svc/leader"))
+	del := recvPair(t, events)
+	assert.Nil(t, del.Value)
+	assert.Greater(t, del.LastIndex, put.LastIndex)
+
+	// Expiry of a key written with a TTL, by nobody kept alive.
+	require.NoError(t, other.Put(ctx, "svc/leader", []byte("b"), &store.WriteOptions{TTL: 300 * time.Millisecond}))
+	start := time.Now()
+	assert.Equal(t, []byte("b"), recvPair(t, events).Value)
+
+	exp := recvPair(t, events)
+	elapsed := time.Since(start)
+	assert.Nil(t, exp.Value)
+	assert.GreaterOrEqual(t, elapsed, 250*time.Millisecond)
+	assert.Less(t, elapsed, 2*time.Second)
+
+	_, err = kv.Get(ctx, "svc/leader", nil)
+	require.ErrorIs(t, err, store.ErrKeyNotFound)
+}
+
+func TestWatchExpiryAfterClose(t *testing.T) {
+	table := freshTable(t)
+	kv, owner := openOn(t, table), openOn(t, table)
+	ctx := testCtx(t)
+
+	require.NoError(t, owner.Put(ctx, "k", []byte("v"), &store.WriteOptions{TTL: 300 * time.Millisecond, KeepAlive: true}))
+
+	events, err := kv.Watch(ctx, "k", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("v"), recvPair(t, events).Value)
+
+	// Kept alive while the owner is open.
+	noPair(t, events, time.Second)
+
+	closed := time.Now()
+	require.NoError(t, owner.Close())
+
+	exp := recvPair(t, events)
+	assert.Nil(t, exp.Value)
+	assert.Less(t, time.Since(closed), 2*time.Second)
+}
+
+func TestWatchTreeExpiry(t *testing.T) {
+	table := freshTable(t)
+	kv := openOn(t, table)
+	ctx := testCtx(t)
+
+	require.NoError(t, kv.Put(ctx, "dir/a", []byte("a"), nil))
+	require.NoError(t, kv.Put(ctx, "dir/b", []byte("b"), &store.WriteOptions{TTL: 200 * time.Millisecond}))
+	require.NoError(t, kv.Put(ctx, "dirx", []byte("not below"), nil))
+
+	events, err := kv.WatchTree(ctx, "dir", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"dir/a", "dir/b"}, keys(recvList(t, events)))
+	assert.Equal(t, []string{"dir/a"}, keys(recvList(t, events)))
+
+	require.NoError(t, kv.Put(ctx, "dir/c/d", []byte("d"), nil))
+	assert.Equal(t, []string{"dir/a", "dir/c/d"}, keys(recvList(t, events)))
+}
+
+func TestWatchOrderAndBigValues(t *testing.T) {
+	table := freshTable(t)
+	kv := openOn(t, table)
+	ctx := testCtx(t)
+
+	events, err := kv.Watch(ctx, "k", nil)
+	require.NoError(t, err)
+	recvPair(t, events)
+
+	big := bytes.Repeat([]byte("x"), 20000) // too big for a NOTIFY payload
+	values := [][]byte{[]byte("1"), big, []byte("3"), {}, big}
+
+	// One at a time: every change is delivered, in order.
+	var last uint64
+	for _, v := range values {
+		require.NoError(t, kv.Put(ctx, "k", v, nil))
+
+		p := recvPair(t, events)
+		assert.Equal(t, v, p.Value)
+		assert.NotNil(t, p.Value)
+		assert.Greater(t, p.LastIndex, last)
+		last = p.LastIndex
+	}
+
+	// In a burst, a big value overwritten before it could be fetched may be
+	// skipped; the final state always arrives.
+	for _, v := range values {
+		require.NoError(t, kv.Put(ctx, "k", v, nil))
+	}
+
+	for {
+		p := recvPair(t, events)
+		assert.Greater(t, p.LastIndex, last)
+		last = p.LastIndex
+
+		if bytes.Equal(p.Value, big) {
+			pair, err := kv.Get(ctx, "k", nil)
+			require.NoError(t, err)
+
+			if pair.LastIndex == p.LastIndex {
+				break
+			}
+		}
+	}
+}
+
+func TestWatchEndsWithContextAndClose(t *testing.T) {
+	table := freshTable(t)
+	kv, other := openOn(t, table), openOn(t, table)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	events, err := kv.Watch(ctx, "k", nil)
+	require.NoError(t, err)
+	tree, err := kv.WatchTree(ctx, "", nil)
+	require.NoError(t, err)
+
+	// Nobody reads: writes must not block, and cancel must end the watch.
+	for i := range 5 {
+		require.NoError(t, other.Put(context.Background(), "k", []byte{byte(i)}, nil))
+	}
+	cancel()
+
+	for range events { //nolint:revive // drain until closed
+	}
+	for range tree { //nolint:revive // drain until closed
+	}
+
+	events, err = other.Watch(context.Background(), "k", nil)
+	require.NoError(t, err)
+	require.NoError(t, other.Close())
+
+	for range events { //nolint:revive // drain until closed
+	}
+
+	_, err = other.Get(context.Background(), "k", nil)
+	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, store.ErrNotReachable)
+}
+
+func TestListenerReconnect(t *testing.T) {
+	table := freshTable(t)
+	kv, other := openOn(t, table), openOn(t, table)
+	admin := adminConn(t)
+	ctx := testCtx(t)
+
+	require.NoError(t, other.Put(ctx, "k", []byte("before"), nil))
+	events, err := kv.Watch(ctx, "k", nil)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("before"), recvPair(t, events).Value)
+
+	tree, err := kv.WatchTree(ctx, "", nil)
+	require.NoError(t, err)
+	assert.Len(t, recvList(t, tree), 1)
+
+	// Hold the reconnection until a change was made while the listener was
+	// down: its notification is lost, the resync must deliver it.
+	down, resume := make(chan struct{}), make(chan struct{})
+	kv.mu.Lock()
+	kv.beforeReconnect = func() {
+		close(down)
+		<-resume
+	}
+	kv.mu.Unlock()
+
+	pid := kv.ListenerPID()
+	var ok bool
+	require.NoError(t, admin.QueryRow(ctx, "SELECT pg_terminate_backend($1)", int32(pid)).Scan(&ok))
+	require.True(t, ok)
+
+	select {
+	case <-down:
+	case <-time.After(waitFor):
+		t.Fatal("listener did not notice the termination")
+	}
+
+	require.NoError(t, other.Put(ctx, "k", []byte("during"), nil))
+	require.NoError(t, other.Put(ctx, "k2", []byte("during"), nil))
+	close(resume)
+
+	assert.Equal(t, []byte("during"), recvPair(t, events).Value)
+	l := recvList(t, tree)
+	assert.Equal(t, []string{"k", "k2"}, keys(l))
+
+	require.Eventually(t, func() bool { return kv.ListenerPID() != pid }, waitFor, 10*time.Millisecond)
+
+	// And the watch keeps working on the new connection.
+	require.NoError(t, other.Put(ctx, "k", []byte("after"), nil))
+
+	for {
+		p := recvPair(t, events)
+		if bytes.Equal(p.Value, []byte("after")) {
+			break
+		}
+		assert.Equal(t, []byte("during"), p.Value, "only the current state may repeat")
+	}
+
+	for {
+		l := recvList(t, tree)
+		if len(l) == 2 && bytes.Equal(l[0].Value, []byte("after")) {
+			break
+		}
+	}
+}
+
+func TestManyWatches(t *testing.T) {
+	table := freshTable(t)
+	kv, other := openOn(t, table), openOn(t, table)
+	ctx := testCtx(t)
+
+	const n = 1000
+
+	chans := make([]<-chan *store.KVPair, n)
+
+	var wg sync.WaitGroup
+	errs := make(chan error, n)
+
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+
+			ch, err := kv.Watch(ctx, fmt.Sprintf("k%d", i%10), nil)
+			if err != nil {
+				errs <- err
+
+				return
+			}
+			chans[i] = ch
+		}()
+	}
+	wg.Wait()
+	close(errs)
+
+	for err := range errs {
+		require.NoError(t, err)
+	}
+
+	for _, ch := range chans {
+		assert.Nil(t, recvPair(t, ch).Value)
+	}
+
+	for i := range 10 {
+		require.NoError(t, other.Put(ctx, fmt.Sprintf("k%d", i), []byte{byte(i)}, nil))
+	}
+
+	for i, ch := range chans {
+		p := recvPair(t, ch)
+		assert.Equal(t, []byte{byte(i % 10)}, p.Value)
+	}
+}
+
+// TestWatchLatency measures the time from the return of a write on one
+// handle to the event on a watch of another handle.
+func TestWatchLatency(t *testing.T) {
+	table := freshTable(t)
+	kv, other := openOn(t, table), openOn(t, table)
+	ctx := testCtx(t)
+
+	events, err := kv.Watch(ctx, "k", nil)
+	require.NoError(t, err)
+	recvPair(t, events)
+
+	const rounds = 200
+
+	lat := make([]time.Duration, 0, rounds)
+	writes := make([]time.Duration, 0, rounds)
+
+	for i := range rounds {
+		start := time.Now()
+		require.NoError(t, other.Put(ctx, "k", []byte{byte(i)}, nil))
+		write := time.Since(start)
+
+		p := recvPair(t, events)
+		require.Equal(t, []byte{byte(i)}, p.Value)
+		lat = append(lat, time.Since(start))
+		writes = append(writes, write)
+	}
+
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	sort.Slice(writes, func(i, j int) bool { return writes[i] < writes[j] })
+	t.Logf("write: p50 %v; from write start to watch event: p50 %v, p90 %v, p99 %v, max %v",
+		writes[rounds/2], lat[rounds/2], lat[rounds*9/10], lat[rounds*99/100], lat[rounds-1])
+}
+
+func TestWatchOddKeys(t *testing.T) {
+	table := freshTable(t)
+	kv := openOn(t, table)
+	ctx := testCtx(t)
+
+	for _, k := range []string{"a:b:c", "é/ü:", "x y/%_"} {
+		events, err := kv.Watch(ctx, k, nil)
+		require.NoError(t, err)
+		recvPair(t, events)
+
+		require.NoError(t, kv.Put(ctx, k, []byte(k), nil))
+		p := recvPair(t, events)
+		assert.Equal(t, normalizeKey(k), p.Key)
+		assert.Equal(t, []byte(k), p.Value)
+	}
+}
+
+// TestOverwriteOfExpiredRow checks the triggers: overwriting a row past its
+// expiry, before any purge, notifies the expiry first, then the write with
+// a later index.
+func TestOverwriteOfExpiredRow(t *testing.T) {
+	table := freshTable(t)
+	kv := openOn(t, table)
+	ctx := testCtx(t)
+	admin := adminConn(t)
+
+	_, err := admin.Exec(ctx, "LISTEN "+kv.Channel())
+	require.NoError(t, err)
+
+	tx, err := admin.Begin(ctx)
+	require.NoError(t, err)
+
+	// Inside one transaction no purge can intervene.
+	_, err = tx.Exec(ctx, fmt.Sprintf(`INSERT INTO %s (key, value, idx, ttl_ms, expires_at)
+VALUES ('k', 'old', nextval('%s'), 1000, now() - interval '1 second')`, kv.Table(), kv.n.seq))
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, kv.q.put, "k", []byte("new"), nil, nil, nil)
+	require.NoError(t, err)
+	require.NoError(t, tx.Commit(ctx))
+
+	var evs []event
+	for len(evs) < 3 {
+		n, err := admin.WaitForNotification(ctx)
+		require.NoError(t, err)
+
+		ev, err := parseEvent(n.Payload)
+		require.NoError(t, err)
+		evs = append(evs, ev)
+	}
+
+	assert.Equal(t, []byte{opPut, opDelete, opPut}, []byte{evs[0].op, evs[1].op, evs[2].op})
+	assert.Equal(t, []byte("new"), evs[2].value)
+	assert.Less(t, evs[0].idx, evs[1].idx)
+	assert.Less(t, evs[1].idx, evs[2].idx)
+
+	p, err := kv.Get(ctx, "k", nil)
+	require.NoError(t, err)
+	assert.Equal(t, evs[2].idx, p.LastIndex)
+}
