@@ -471,8 +471,9 @@ start_redis() {
 	redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no \
 		--notify-keyspace-events KEA --dir "$(sdir redis)" --daemonize no --logfile '' \
 		</dev/null >>"$(logfile redis 1)" 2>&1 &
-	# redis rewrites its title to "redis-server 127.0.0.1:PORT"
-	record_pid redis 1 $! "127.0.0.1:$REDIS_PORT"
+	# redis rewrites its title to "redis-server 127.0.0.1:PORT" a moment
+	# after it starts: match what both forms of its command line contain.
+	record_pid redis 1 $! "$REDIS_PORT"
 }
 
 check_redis() {
