@@ -1,0 +1,218 @@
+package open
+
+import (
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Spec is a parsed store URL:
+//
+//	scheme://[user[:password]@]host:port[,host:port...][/path][?param=value&...]
+//
+// Several hosts are separated by commas, which net/url does not accept, so
+// the URL is split by hand before its parts are decoded.
+type Spec struct {
+	Scheme    string     // lower case
+	Endpoints []string   // host:port, in order
+	Username  string     // decoded
+	Password  string     // decoded; never printed
+	HasAuth   bool       // user info was given
+	Path      string     // without the leading "/", decoded
+	Params    url.Values // query parameters
+	raw       string     // the URL as given, for backends that take it whole
+}
+
+// String returns the URL with any password masked.
+func (s *Spec) String() string {
+	var b strings.Builder
+	b.WriteString(s.Scheme + "://")
+	if s.HasAuth {
+		b.WriteString(url.User(s.Username).String())
+		if s.Password != "" {
+			b.WriteString(":xxxxx")
+		}
+		b.WriteString("@")
+	}
+	b.WriteString(strings.Join(s.Endpoints, ","))
+	if s.Path != "" {
+		b.WriteString("/" + s.Path)
+	}
+	if len(s.Params) > 0 {
+		q := url.Values{}
+		for k, v := range s.Params {
+			if isSecretParam(k) {
+				q[k] = []string{"xxxxx"}
+			} else {
+				q[k] = v
+			}
+		}
+		b.WriteString("?" + q.Encode())
+	}
+	return b.String()
+}
+
+func isSecretParam(k string) bool {
+	switch strings.ToLower(k) {
+	case "password", "token", "pass":
+		return true
+	}
+	return false
+}
+
+// Parse splits a store URL into its parts and checks their form. It does
+// not know which parameters a backend takes: Open checks those.
+func Parse(raw string) (*Spec, error) {
+	s := &Spec{raw: raw}
+	scheme, rest, ok := strings.Cut(strings.TrimSpace(raw), "://")
+	if !ok || scheme == "" {
+		return nil, &ConfigError{Field: "scheme", Value: redact(raw), Reason: `missing: expected scheme://hosts, as in "etcd://127.0.0.1:2379"`}
+	}
+	s.Scheme = strings.ToLower(scheme)
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		params, err := url.ParseQuery(rest[q+1:])
+		if err != nil {
+			return nil, &ConfigError{Field: "query", Value: "", Reason: "cannot be decoded", Err: err}
+		}
+		s.Params, rest = params, rest[:q]
+	} else {
+		s.Params = url.Values{}
+	}
+	if slash := strings.IndexByte(rest, '/'); slash >= 0 {
+		p, err := url.PathUnescape(rest[slash+1:])
+		if err != nil {
+			return nil, &ConfigError{Field: "path", Value: rest[slash+1:], Reason: "cannot be decoded", Err: err}
+		}
+		s.Path, rest = strings.Trim(p, "/"), rest[:slash]
+	}
+	if at := strings.LastIndexByte(rest, '@'); at >= 0 {
+		s.HasAuth = true
+		user, pass, _ := strings.Cut(rest[:at], ":")
+		var err error
+		if s.Username, err = url.PathUnescape(user); err != nil {
+			return nil, &ConfigError{Field: "user", Value: user, Reason: "cannot be decoded", Err: err}
+		}
+		if s.Password, err = url.PathUnescape(pass); err != nil {
+			return nil, &ConfigError{Field: "password", Reason: "cannot be decoded"}
+		}
+		rest = rest[at+1:]
+	}
+	if rest != "" {
+		for _, h := range strings.Split(rest, ",") {
+			if h == "" {
+				return nil, &ConfigError{Field: "host", Value: rest, Reason: "empty host in the list"}
+			}
+			s.Endpoints = append(s.Endpoints, h)
+		}
+	}
+	return s, nil
+}
+
+// hostPorts checks that every endpoint is host:port, adding defaultPort to
+// those without one.
+func (s *Spec) hostPorts(defaultPort string) ([]string, error) {
+	if len(s.Endpoints) == 0 {
+		return nil, &ConfigError{Field: "host", Reason: "no host given"}
+	}
+	out := make([]string, 0, len(s.Endpoints))
+	for _, e := range s.Endpoints {
+		host, port, err := net.SplitHostPort(e)
+		if err != nil {
+			if defaultPort == "" || strings.Count(e, ":") > 0 && !strings.HasPrefix(e, "[") {
+				return nil, &ConfigError{Field: "host", Value: e, Reason: "want host:port", Err: err}
+			}
+			host, port = strings.Trim(e, "[]"), defaultPort
+		}
+		if host == "" {
+			return nil, &ConfigError{Field: "host", Value: e, Reason: "empty host name"}
+		}
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+			return nil, &ConfigError{Field: "port", Value: port, Reason: "not a port number (1-65535)"}
+		}
+		out = append(out, net.JoinHostPort(host, port))
+	}
+	return out, nil
+}
+
+// params reads typed query parameters and remembers which were used, so
+// that a parameter no backend knows is reported rather than ignored.
+type params struct {
+	v    url.Values
+	used map[string]bool
+	err  error
+}
+
+func newParams(v url.Values) *params { return &params{v: v, used: map[string]bool{}} }
+
+func (p *params) fail(err error) {
+	if p.err == nil {
+		p.err = err
+	}
+}
+
+func (p *params) str(name string) string {
+	p.used[name] = true
+	return p.v.Get(name)
+}
+
+func (p *params) boolean(name string) bool {
+	p.used[name] = true
+	raw := p.v.Get(name)
+	if raw == "" {
+		return false
+	}
+	b, err := strconv.ParseBool(raw)
+	if err != nil {
+		p.fail(&ConfigError{Field: name, Value: raw, Reason: "not a boolean (true or false)"})
+	}
+	return b
+}
+
+func (p *params) duration(name string) time.Duration {
+	p.used[name] = true
+	raw := p.v.Get(name)
+	if raw == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(raw)
+	if err != nil || d <= 0 {
+		p.fail(&ConfigError{Field: name, Value: raw, Reason: "not a positive duration such as 5s or 250ms"})
+	}
+	return d
+}
+
+func (p *params) integer(name string) int {
+	p.used[name] = true
+	raw := p.v.Get(name)
+	if raw == "" {
+		return 0
+	}
+	n, err := strconv.Atoi(raw)
+	if err != nil || n < 0 {
+		p.fail(&ConfigError{Field: name, Value: raw, Reason: "not a whole number >= 0"})
+	}
+	return n
+}
+
+// done reports the first error, or a parameter that nothing read.
+func (p *params) done() error {
+	if p.err != nil {
+		return p.err
+	}
+	for k := range p.v {
+		if !p.used[k] {
+			return &ConfigError{Field: k, Reason: "unknown parameter for this backend"}
+		}
+	}
+	return nil
+}
+
+// redact masks the user information of a URL that could not be parsed.
+func redact(raw string) string {
+	if at := strings.LastIndexByte(raw, '@'); at >= 0 {
+		return "xxxxx@" + raw[at+1:]
+	}
+	return raw
+}

@@ -1,0 +1,55 @@
+package open
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"os"
+)
+
+// tlsConfig builds a TLS configuration from the URL's parameters:
+//
+//	tls=true                 use TLS with the system's roots
+//	ca=FILE                  trust the PEM certificates in FILE (implies tls)
+//	cert=FILE&key=FILE       present this client certificate (implies tls)
+//	server_name=NAME         the name to verify instead of the host's
+//	insecure_skip_verify=true  do not verify the server (tests only)
+//
+// It returns nil when none is given.
+func tlsConfig(p *params) *tls.Config {
+	on := p.boolean("tls")
+	ca, cert, key := p.str("ca"), p.str("cert"), p.str("key")
+	name, insecure := p.str("server_name"), p.boolean("insecure_skip_verify")
+	if !on && ca == "" && cert == "" && key == "" && !insecure && name == "" {
+		return nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12, ServerName: name, InsecureSkipVerify: insecure} //nolint:gosec // asked for explicitly
+	if ca != "" {
+		pem, err := os.ReadFile(ca)
+		if err != nil {
+			p.fail(&ConfigError{Field: "ca", Value: ca, Reason: "cannot be read", Err: err})
+			return nil
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			p.fail(&ConfigError{Field: "ca", Value: ca, Reason: "holds no PEM certificate"})
+			return nil
+		}
+		cfg.RootCAs = pool
+	}
+	if (cert == "") != (key == "") {
+		p.fail(&ConfigError{Field: "cert", Value: cert + key, Reason: "cert and key must be given together"})
+		return nil
+	}
+	if cert != "" {
+		pair, err := tls.LoadX509KeyPair(cert, key)
+		if err != nil {
+			p.fail(&ConfigError{Field: "cert", Value: cert, Reason: "cannot load the certificate and key", Err: err})
+			return nil
+		}
+		cfg.Certificates = []tls.Certificate{pair}
+	}
+	return cfg
+}
+
+// defaultTLS is TLS with the system's roots, for schemes that imply TLS.
+func defaultTLS() *tls.Config { return &tls.Config{MinVersion: tls.VersionTLS12} }
