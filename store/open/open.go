@@ -1,0 +1,112 @@
+package open
+
+import (
+	"context"
+	"os"
+	"strings"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/memory"
+	"github.com/leadership-go/leadership/store/postgres"
+)
+
+// EnvVar is the environment variable FromEnv reads by default.
+const EnvVar = "LEADERSHIP_STORE"
+
+// Schemes lists the URL schemes Store understands.
+var Schemes = []string{"memory", "etcd", "consul", "zk", "zookeeper", "redis", "rediss", "postgres", "postgresql"}
+
+// Store opens the store a URL names, connects, and checks it with a round
+// trip. Swapping backends is a matter of changing the URL:
+//
+//	memory://NAME                                      the embedded store; one per NAME in the process
+//	etcd://[user:pass@]h1:2379,h2:2379[?tls=true&ca=FILE&cert=FILE&key=FILE]
+//	consul://[token@]h:8500[?token=T&tls=true&ca=FILE]
+//	zk://[user:pass@]h1:2181,h2:2181[?session_timeout=10s]    (digest auth with user:pass)
+//	redis://[user:pass@]h:6379[/DB][?tls=true]        (rediss:// is redis with TLS)
+//	postgres://user:pass@h:5432/db?sslmode=disable[&table=NAME]   (a libpq/pgx DSN)
+//
+// Every network scheme also takes dial_timeout and request_timeout (such as
+// 5s). An unknown parameter, a malformed value or an unknown scheme is a
+// *ConfigError naming the field; an unreachable store is an error matching
+// store.ErrNotReachable.
+func Store(ctx context.Context, rawURL string) (store.Store, error) {
+	s, err := Parse(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	return s.Open(ctx)
+}
+
+// FromEnv opens the store named by the environment variable name
+// (EnvVar when name is "").
+func FromEnv(ctx context.Context, name string) (store.Store, error) {
+	if name == "" {
+		name = EnvVar
+	}
+	raw := os.Getenv(name)
+	if strings.TrimSpace(raw) == "" {
+		return nil, &ConfigError{Field: name, Reason: "environment variable is unset or empty", Err: ErrNoURL}
+	}
+	return Store(ctx, raw)
+}
+
+// Open connects to the store the spec names.
+func (s *Spec) Open(ctx context.Context) (store.Store, error) {
+	p := newParams(s.Params)
+	switch s.Scheme {
+	case "memory":
+		return s.openMemory(p)
+	case "etcd", "consul", "zk", "zookeeper", "redis", "rediss":
+		return nil, &ConfigError{Field: "scheme", Value: s.Scheme, Reason: "not available in this build yet"}
+	case "postgres", "postgresql":
+		return s.openPostgres(ctx, p)
+	}
+	return nil, &ConfigError{Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + strings.Join(Schemes, ", ")}
+}
+
+func (s *Spec) openMemory(p *params) (store.Store, error) {
+	name := s.Path
+	if len(s.Endpoints) > 0 {
+		name = strings.Join(s.Endpoints, ",")
+	}
+	if name == "" {
+		return nil, &ConfigError{Field: "host", Reason: "memory:// needs a name, as in memory://my-cluster"}
+	}
+	if err := p.done(); err != nil {
+		return nil, err
+	}
+	return nonNil(memory.Open(name))
+}
+
+
+
+
+
+// openPostgres hands the URL to pgx as a DSN, less this library's own
+// parameters (table, channel).
+func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error) {
+	if len(s.Endpoints) == 0 {
+		return nil, &ConfigError{Field: "host", Reason: "no host given"}
+	}
+	cfg := &postgres.Config{Table: s.Params.Get("table"), Channel: s.Params.Get("channel")}
+	q := s.Params
+	q.Del("table")
+	q.Del("channel")
+	dsn := s.raw
+	if i := strings.IndexByte(dsn, '?'); i >= 0 {
+		dsn = dsn[:i]
+	}
+	if enc := q.Encode(); enc != "" {
+		dsn += "?" + enc
+	}
+	return nonNil(postgres.Open(ctx, dsn, cfg))
+}
+
+// nonNil keeps a nil concrete store from becoming a non-nil interface.
+func nonNil[S store.Store](s S, err error) (store.Store, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}
