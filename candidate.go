@@ -118,7 +118,8 @@ func (c *Candidate) RunForElection() (<-chan bool, <-chan error, error) {
 }
 
 // RunForElectionContext is RunForElection under ctx: cancelling ctx stops
-// the candidate as Stop does (leadership released, channels closed).
+// the candidate as Stop does (leadership released, channels closed). A ctx
+// that is already done returns its error and starts nothing.
 func (c *Candidate) RunForElectionContext(ctx context.Context) (<-chan bool, <-chan error, error) {
 	if err := c.start(ctx, nil); err != nil {
 		return nil, nil, err
@@ -132,6 +133,9 @@ func (c *Candidate) RunForElectionContext(ctx context.Context) (<-chan bool, <-c
 func (c *Candidate) start(ctx context.Context, terms *queueSink[termEvent]) error {
 	if c.err != nil {
 		return c.err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

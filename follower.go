@@ -83,6 +83,9 @@ func (f *Follower) FollowElectionContext(ctx context.Context) (<-chan string, <-
 	if f.err != nil {
 		return nil, nil, f.err
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	switch f.state {

@@ -192,8 +192,15 @@ func (o *observer) watchFailed() {
 	o.watchAt = o.clock() + min(wait, max(o.cfg.pollInterval, o.cfg.retryMin))
 }
 
-// watchEvent notes that the watch works.
-func (o *observer) watchEvent() { o.watchFails = 0 }
+// watchEvent notes that the watch works: the store is reachable again, so
+// a backoff from earlier errors no longer needs to be waited out.
+func (o *observer) watchEvent() {
+	o.watchFails = 0
+	if o.backoff > 0 {
+		o.backoff = 0
+		o.retryAt = min(o.retryAt, o.clock())
+	}
+}
 
 // failed reports a store error and backs off.
 func (o *observer) failed(err error) {

@@ -1,0 +1,308 @@
+package leadershiptest
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"sync"
+	"time"
+)
+
+// Forwarder is a TCP forwarder that a backend puts between one client and
+// its server, so that the suite can cut that client off (Cut), let it back
+// (Heal) or make it vanish (Kill, Close) while the server keeps running for
+// everyone else. It listens on 127.0.0.1 and forwards every connection it
+// accepts to the target. Every method is safe for concurrent use.
+//
+// The faults it injects:
+//
+//   - Cut is a network partition. Established connections stay open but
+//     pass nothing in either direction: the bytes the forwarder has already
+//     read (at most 32 KiB per direction) are held, and TCP flow control
+//     stops the senders after that. New connections are accepted but pass
+//     nothing either, and are not connected to the target until Heal. So
+//     clients see their requests time out, not quick refusals.
+//   - Heal ends the partition. Connections that lived through the cut are
+//     kept and resume with the bytes they held, in order, as TCP connections
+//     do after a short partition; connections accepted during the cut are
+//     connected to the target now. A connection that one side closed or
+//     reset during the cut is closed or reset on the other side at the
+//     heal, not before. A backend that prefers its clients to reconnect
+//     from scratch calls Kill and then Heal.
+//   - Kill closes every connection at once, abruptly (SO_LINGER 0, so both
+//     the client and the server get a reset rather than an orderly close),
+//     as if the client's process had died. The forwarder keeps listening,
+//     and the cut or healed state is unchanged: new connections are served
+//     as that state says.
+//   - Close stops listening (new connections are refused), kills every
+//     connection as Kill does, and returns once every goroutine of the
+//     forwarder has ended. It is the natural Client.Vanish: the client's
+//     connections are reset and it never gets through again. (Cut followed
+//     by Kill also keeps it out, but some clients then block for their own
+//     long timeouts whatever their context says, which slows down the
+//     stopping of what ran on them.)
+type Forwarder struct {
+	target string
+	ln     net.Listener
+	wg     sync.WaitGroup
+
+	mu     sync.Mutex
+	open   chan struct{} // closed while traffic passes; replaced by Cut
+	links  map[*link]struct{}
+	closed bool
+}
+
+// link is one forwarded connection: the client's side and, once connected,
+// the server's side.
+type link struct {
+	client net.Conn
+	server net.Conn // nil until connected to the target (guarded by Forwarder.mu)
+	dead   chan struct{}
+	cancel context.CancelFunc // cancels the dial to the target
+	once   sync.Once
+}
+
+// dialTimeout bounds the connection to the target.
+const dialTimeout = 10 * time.Second
+
+// NewForwarder listens on a free port of 127.0.0.1 and forwards every
+// connection to target (host:port). Traffic passes until Cut.
+func NewForwarder(target string) (*Forwarder, error) {
+	if _, _, err := net.SplitHostPort(target); err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	open := make(chan struct{})
+	close(open)
+	f := &Forwarder{target: target, ln: ln, open: open, links: make(map[*link]struct{})}
+	f.wg.Go(f.acceptLoop)
+	return f, nil
+}
+
+// Addr returns the address clients should dial instead of the target, as
+// host:port.
+func (f *Forwarder) Addr() string { return f.ln.Addr().String() }
+
+// Target returns the address the forwarder forwards to.
+func (f *Forwarder) Target() string { return f.target }
+
+// Cut partitions every connection, present and future, until Heal (see
+// Forwarder). It is idempotent.
+func (f *Forwarder) Cut() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	select {
+	case <-f.open:
+		f.open = make(chan struct{})
+	default: // already cut
+	}
+}
+
+// Heal lets traffic pass again after Cut: connections resume with the bytes
+// they held (see Forwarder). It is idempotent.
+func (f *Forwarder) Heal() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	select {
+	case <-f.open:
+	default:
+		close(f.open)
+	}
+}
+
+// Kill closes every connection abruptly, at once, on both sides (see
+// Forwarder). The forwarder keeps listening.
+func (f *Forwarder) Kill() {
+	f.mu.Lock()
+	links := make([]*link, 0, len(f.links))
+	for l := range f.links {
+		links = append(links, l)
+	}
+	f.mu.Unlock()
+	for _, l := range links {
+		f.kill(l, false)
+	}
+}
+
+// Close stops listening, kills every connection and returns once every
+// goroutine of the forwarder has ended. It is idempotent.
+func (f *Forwarder) Close() error {
+	f.mu.Lock()
+	already := f.closed
+	f.closed = true
+	f.mu.Unlock()
+	var err error
+	if !already {
+		err = f.ln.Close()
+	}
+	f.Kill()
+	f.wg.Wait()
+	return err
+}
+
+// conns returns the number of connections the forwarder holds.
+func (f *Forwarder) conns() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.links)
+}
+
+// gate returns the channel that is closed while traffic passes.
+func (f *Forwarder) gate() <-chan struct{} {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.open
+}
+
+// waitOpen waits until traffic may pass, and reports false if the link died
+// first.
+func (f *Forwarder) waitOpen(l *link) bool {
+	for {
+		select {
+		case <-l.dead:
+			return false
+		default:
+		}
+		open := f.gate()
+		select {
+		case <-l.dead:
+			return false
+		case <-open:
+			// A Cut may have come between gate and now: look again, so
+			// that nothing passes once Cut has returned.
+			if f.gate() == open {
+				return true
+			}
+		}
+	}
+}
+
+func (f *Forwarder) acceptLoop() {
+	var delay time.Duration
+	for {
+		conn, err := f.ln.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// A transient error (out of file descriptors, say): back off.
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			time.Sleep(delay)
+			continue
+		}
+		delay = 0
+		ctx, cancel := context.WithCancel(context.Background())
+		l := &link{client: conn, dead: make(chan struct{}), cancel: cancel}
+		f.mu.Lock()
+		if f.closed {
+			f.mu.Unlock()
+			cancel()
+			abort(conn)
+			continue
+		}
+		f.links[l] = struct{}{}
+		f.mu.Unlock()
+		f.wg.Go(func() { f.serve(ctx, l) })
+	}
+}
+
+// serve connects one accepted connection to the target once traffic may
+// pass, then pumps bytes both ways until both directions end or the link is
+// killed.
+func (f *Forwarder) serve(ctx context.Context, l *link) {
+	defer func() {
+		f.kill(l, true)
+		f.mu.Lock()
+		delete(f.links, l)
+		f.mu.Unlock()
+	}()
+	if !f.waitOpen(l) {
+		return
+	}
+	d := net.Dialer{Timeout: dialTimeout}
+	server, err := d.DialContext(ctx, "tcp", f.target)
+	if err != nil {
+		f.kill(l, false) // the client sees a reset, as from a server that is down
+		return
+	}
+	f.mu.Lock()
+	select {
+	case <-l.dead:
+		f.mu.Unlock()
+		abort(server)
+		return
+	default:
+	}
+	l.server = server
+	f.mu.Unlock()
+
+	var pumps sync.WaitGroup
+	pumps.Go(func() { f.pump(l, l.client, server) })
+	f.pump(l, server, l.client)
+	pumps.Wait()
+}
+
+// pump copies src to dst while the gate is open. At the end of src it
+// half-closes dst; on any other error it kills the link.
+func (f *Forwarder) pump(l *link, src, dst net.Conn) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := src.Read(buf)
+		if n > 0 {
+			if !f.waitOpen(l) {
+				return
+			}
+			if _, werr := dst.Write(buf[:n]); werr != nil {
+				f.kill(l, false)
+				return
+			}
+		}
+		if err != nil {
+			// The end of src, orderly or not, is traffic too: it passes
+			// only while the gate is open.
+			if !f.waitOpen(l) {
+				return
+			}
+			if errors.Is(err, io.EOF) {
+				if cw, ok := dst.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+					return
+				}
+			}
+			f.kill(l, false)
+			return
+		}
+	}
+}
+
+// kill closes both sides of l, once: abruptly, or in an orderly way when
+// both directions have ended cleanly (so that no byte still in flight is
+// lost to a reset).
+func (f *Forwarder) kill(l *link, graceful bool) {
+	l.once.Do(func() {
+		f.mu.Lock()
+		close(l.dead)
+		server := l.server
+		f.mu.Unlock()
+		l.cancel()
+		end := abort
+		if graceful {
+			end = func(c net.Conn) { _ = c.Close() }
+		}
+		end(l.client)
+		if server != nil {
+			end(server)
+		}
+	})
+}
+
+// abort closes c with a reset instead of an orderly shutdown where it can.
+func abort(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
+}

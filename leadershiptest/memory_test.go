@@ -1,0 +1,48 @@
+package leadershiptest_test
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/leadership-go/leadership/leadershiptest"
+	"github.com/leadership-go/leadership/store/memory"
+)
+
+// memoryBackend runs the suite on the embedded store: every client is a
+// handle of one named backend, Cut and Heal are Disconnect and Reconnect,
+// Vanish is Close, and the server stops and starts with StopServer and
+// StartServer.
+type memoryBackend struct {
+	name string
+}
+
+func (b memoryBackend) Name() string { return "memory" }
+
+func (b memoryBackend) TTL() time.Duration { return time.Second }
+
+func (b memoryBackend) Client(t *testing.T) *leadershiptest.Client {
+	h, err := memory.Open(b.name)
+	if err != nil {
+		t.Fatalf("open memory store %q: %v", b.name, err)
+	}
+	return &leadershiptest.Client{
+		Store:  h,
+		Cut:    h.Disconnect,
+		Heal:   h.Reconnect,
+		Vanish: func() { _ = h.Close() },
+	}
+}
+
+func (b memoryBackend) StopServer(*testing.T) { memory.StopServer(b.name) }
+
+func (b memoryBackend) StartServer(*testing.T) { memory.StartServer(b.name) }
+
+var (
+	_ leadershiptest.Backend   = memoryBackend{}
+	_ leadershiptest.Restarter = memoryBackend{}
+)
+
+func TestMemory(t *testing.T) {
+	leadershiptest.Run(t, memoryBackend{name: fmt.Sprintf("leadershiptest-%d", time.Now().UnixNano())})
+}
