@@ -1,6 +1,7 @@
 package leadership
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math/rand/v2"
@@ -35,8 +36,8 @@ type observer struct {
 	backoff time.Duration
 	retryAt time.Duration // no store request before this
 
-	onError     func(*StoreError) // reports a store error
-	warnedIndex uint64            // the foreign value already reported
+	onError func(*StoreError) // reports a store error
+	warned  []byte            // the foreign value already reported
 }
 
 func newObserver(ctx context.Context, client store.Store, key string, cfg *config, clock func() time.Duration) observer {
@@ -66,8 +67,9 @@ func (o *observer) begin() error {
 // warnForeign reports, once per value, that the key holds a value this
 // library did not write.
 func (o *observer) warnForeign() {
-	if o.cur.kind == snapForeign && o.cur.pair.LastIndex != o.warnedIndex {
-		o.warnedIndex = o.cur.pair.LastIndex
+	// Compared by content: some stores report no index (LastIndex 0).
+	if o.cur.kind == snapForeign && !bytes.Equal(o.cur.pair.Value, o.warned) {
+		o.warned = bytes.Clone(o.cur.pair.Value)
 		o.report(&StoreError{Op: "get", Key: o.key, Err: ErrForeignValue})
 	}
 }

@@ -1,0 +1,201 @@
+package etcd
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/kvtools/etcdv3"
+	"github.com/kvtools/valkeyrie/store"
+)
+
+const (
+	// Scheme names this backend, as in etcd://host:port.
+	Scheme = "etcd"
+
+	// DefaultDialTimeout is Config.DialTimeout's default.
+	DefaultDialTimeout = 5 * time.Second
+
+	// DefaultRequestTimeout is Config.RequestTimeout's default.
+	DefaultRequestTimeout = 5 * time.Second
+
+	// probeKey is the key Open reads to check that the cluster answers. It
+	// need not exist.
+	probeKey = "leadership-go/open-probe"
+)
+
+// Config of an etcd store for elections. Zero values take documented
+// defaults; the zero Config is invalid only for lack of an endpoint.
+type Config struct {
+	// Endpoints are the cluster members' client addresses, host:port
+	// (no scheme: the client uses https when TLS is set, http otherwise).
+	// At least one; the client balances over all of them.
+	Endpoints []string
+
+	// Username and Password authenticate with etcd's auth (both or
+	// neither). For client-certificate authentication, leave them empty
+	// and put the certificate in TLS.
+	Username string
+	Password string
+
+	// TLS, when set, makes the client dial the members with TLS using this
+	// configuration (server CA in RootCAs, client certificates in
+	// Certificates). It is cloned, never modified.
+	TLS *tls.Config
+
+	// DialTimeout bounds Open: the connection, the authentication when
+	// Username is set, and the probe read. Default DefaultDialTimeout.
+	DialTimeout time.Duration
+
+	// RequestTimeout bounds any call whose context has no deadline.
+	// Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+}
+
+// ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
+var ErrInvalidConfig = errors.New("etcd: invalid configuration")
+
+// ConfigError is an unusable Config, returned by Open before any network
+// activity. errors.Is(err, ErrInvalidConfig) is true.
+type ConfigError struct {
+	Field  string // the Config field at fault
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("etcd: invalid configuration: %s: %s", e.Field, e.Reason)
+}
+
+// Is reports whether target is ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// UnreachableError reports that Open could not complete a round trip with
+// the cluster within its DialTimeout. errors.Is(err, store.ErrNotReachable)
+// is true, and Err (the client's error) is reachable with errors.Is and
+// errors.As too.
+type UnreachableError struct {
+	Endpoints []string
+	Err       error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("etcd: %s not reachable: %v", strings.Join(e.Endpoints, ","), e.Err)
+}
+
+// Unwrap returns store.ErrNotReachable and the client's error.
+func (e *UnreachableError) Unwrap() []error { return []error{store.ErrNotReachable, e.Err} }
+
+// validate checks cfg and returns it with its defaults filled in.
+func (cfg Config) validate() (Config, error) {
+	if len(cfg.Endpoints) == 0 {
+		return cfg, &ConfigError{Field: "Endpoints", Reason: "no endpoint given"}
+	}
+	for _, ep := range cfg.Endpoints {
+		if err := checkHostPort(ep); err != nil {
+			return cfg, &ConfigError{Field: "Endpoints", Reason: fmt.Sprintf("%q: %v", ep, err)}
+		}
+	}
+	if (cfg.Username == "") != (cfg.Password == "") {
+		return cfg, &ConfigError{Field: "Username", Reason: "Username and Password go together (etcd authenticates with both; for certificate authentication use TLS)"}
+	}
+	switch {
+	case cfg.DialTimeout < 0:
+		return cfg, &ConfigError{Field: "DialTimeout", Reason: fmt.Sprintf("negative: %v", cfg.DialTimeout)}
+	case cfg.RequestTimeout < 0:
+		return cfg, &ConfigError{Field: "RequestTimeout", Reason: fmt.Sprintf("negative: %v", cfg.RequestTimeout)}
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
+	return cfg, nil
+}
+
+// checkHostPort accepts host:port with a non-empty host and a port number.
+func checkHostPort(ep string) error {
+	if strings.Contains(ep, "://") {
+		return errors.New("want host:port without a scheme")
+	}
+	host, port, err := net.SplitHostPort(ep)
+	if err != nil {
+		return err
+	}
+	if host == "" {
+		return errors.New("empty host")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("bad port %q", port)
+	}
+	return nil
+}
+
+// Open connects to the etcd cluster at cfg.Endpoints, checks with a
+// linearizable read that it answers, and returns the store with this
+// package's fixes applied (see Wrap). The etcd client's own log output is
+// discarded.
+//
+// A cluster that does not answer within cfg.DialTimeout (or ctx's earlier
+// deadline) gives an *UnreachableError, which matches
+// store.ErrNotReachable, after that time; nothing of the client is left
+// running. A cancelled ctx gives ctx.Err(). An invalid cfg gives a
+// *ConfigError at once.
+func Open(ctx context.Context, cfg Config) (store.Store, error) {
+	cfg, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(cfg.DialTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	kcfg := &etcdv3.Config{
+		// The client's dial timeout also bounds the authentication that
+		// etcdv3.New runs when Username is set; without it that call
+		// is unbounded.
+		ConnectionTimeout: time.Until(deadline),
+		Username:          cfg.Username,
+		Password:          cfg.Password,
+	}
+	if cfg.TLS != nil {
+		kcfg.TLS = cfg.TLS.Clone()
+	}
+	if kcfg.ConnectionTimeout <= 0 {
+		return nil, &UnreachableError{Endpoints: cfg.Endpoints, Err: context.DeadlineExceeded}
+	}
+	kv, err := etcdv3.New(ctx, cfg.Endpoints, kcfg)
+	if err != nil {
+		return nil, openError(ctx, cfg.Endpoints, err)
+	}
+	quiet(kv)
+	s := Wrap(kv, cfg.RequestTimeout)
+	pctx, cancel := context.WithDeadline(ctx, deadline)
+	_, err = s.Get(pctx, probeKey, &store.ReadOptions{Consistent: true})
+	cancel()
+	if err != nil && !errors.Is(err, store.ErrKeyNotFound) {
+		_ = s.Close()
+		return nil, openError(ctx, cfg.Endpoints, err)
+	}
+	return s, nil
+}
+
+// openError classifies a failure of Open.
+func openError(ctx context.Context, endpoints []string, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	if errors.Is(err, store.ErrNotReachable) || errors.Is(err, context.DeadlineExceeded) {
+		return &UnreachableError{Endpoints: endpoints, Err: err}
+	}
+	return fmt.Errorf("etcd: open %s: %w", strings.Join(endpoints, ","), err)
+}

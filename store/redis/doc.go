@@ -1,0 +1,124 @@
+// Package redis opens a Redis server for the leadership library, through
+// kvtools' valkeyrie store (github.com/kvtools/redis, raw codec, as
+// valkeyrie.NewStore builds it), with the fixes the election engine needs
+// to be correct and timely on it.
+//
+//	kv, err := redis.Open(ctx, redis.Config{Endpoints: []string{"10.0.0.1:6379"}})
+//	if err != nil {
+//		return err // errors.Is(err, store.ErrNotReachable) if it did not answer
+//	}
+//	defer kv.Close()
+//	candidate := leadership.NewCandidate(kv, "service/leader", "node-1", 15*time.Second)
+//
+// # Opening
+//
+// Open validates the Config (exactly one host:port endpoint, DB not
+// negative; a *ConfigError otherwise), checks the server with a GET of a
+// probe key on a short-lived client of its own (the credentials, DB and a
+// clone of the TLS configuration, DialTimeout as socket timeouts, no
+// retries), then builds the kvtools store with the same credentials, DB
+// and TLS. It returns within DialTimeout (default 5s), or the context's
+// earlier deadline: an *UnreachableError, which matches
+// store.ErrNotReachable and names the endpoint, when the server did not
+// answer; the server's own error (WRONGPASS, a bad DB) when it refused.
+// RequestTimeout (default 5s) bounds every later call whose context has no
+// deadline.
+//
+// kvtools' constructor sends CONFIG SET notify-keyspace-events KEA (and
+// ignores its error) on a client with 30s socket timeouts that ignore
+// context deadlines: alone, it took 30s to return against a hung server,
+// hence the probe first.
+//
+// # Fixes
+//
+// Open applies Wrap, which a kvtools Redis store built elsewhere (for
+// instance with valkeyrie.NewStore(ctx, "redis", ...)) can use too:
+//
+//   - Bounded calls. kvtools' client has 30s read and write timeouts and
+//     does not apply context deadlines to its sockets (go-redis'
+//     ContextTimeoutEnabled is off and kvtools' Config cannot set any of
+//     them): a Get with a 200ms deadline was still blocked after 1.5s
+//     against a hung server. Every call now returns by its context's
+//     deadline, or after RequestTimeout, with an error matching
+//     store.ErrNotReachable; the abandoned call finishes in the background
+//     within kvtools' 30s.
+//   - Create failures not masked. kvtools' AtomicPut with previous == nil
+//     runs SETNX and reports any failure (a timeout, a lost connection) as
+//     store.ErrKeyExists: it did so against a dead server, for a key that
+//     did not exist. A reported ErrKeyExists is now confirmed with a Get:
+//     it stands if the key exists; the error is ErrCreateUnconfirmed
+//     (matching store.ErrNotReachable) if it does not; and the Get's error
+//     if the Get fails.
+//   - Leak-free watches. kvtools' watch sends without watching its
+//     context, and notices a cancellation only at the next event on its
+//     key: a cancelled watch kept its subscription (a connection and two
+//     goroutines) until then, possibly for ever, and logged "watchLoop in
+//     Watch err: context canceled". Each kvtools watch now runs under a
+//     context that ends 15s after it started, not with the caller's, and
+//     is replaced by a fresh one (whose first event is the current value)
+//     when it ends; the returned channel closes as soon as the caller's
+//     context ends, and what was cancelled is gone within 15s, quietly.
+//   - Errors classified. Network errors, timeouts and a closed client also
+//     match store.ErrNotReachable; the store's sentinel errors are
+//     returned unchanged.
+//
+// # What kvtools' Redis store does, checked against Redis 7
+//
+// Compare-and-swap. AtomicPut with previous runs a Lua script that
+// JSON-decodes the stored value and previous.Value and compares their
+// top-level "LastIndex" members; previous.LastIndex is ignored (the raw
+// codec does not store it). The election engine's records carry a token
+// unique to each write in that member, so for them the comparison is exact:
+// a stale compare-and-swap fails with store.ErrKeyModified and one on a
+// missing key with store.ErrKeyNotFound (tested). Values without such a
+// member get no protection at all (a stale compare-and-swap succeeds), and
+// values that are not JSON make the script fail with a Lua error: for this
+// reason valkeyrie's RunTestAtomic, whose values are not JSON, fails on
+// kvtools' store as it is.
+//
+// LastIndex. The pair an AtomicPut returns carries exactly the value
+// written and, as LastIndex, the nanoseconds of the clock at that moment:
+// not zero, but meaningless. Get and Watch report LastIndex 0. The engine
+// compares values and its records' own counters, never LastIndex across
+// calls, so nothing depends on it.
+//
+// Retries. go-redis re-sends a command up to 3 times after a network
+// error; a SETNX or a script whose reply was lost may so run twice, and
+// the second run reports store.ErrKeyExists or store.ErrKeyModified for
+// the caller's own write. The engine treats both as a conflict and reads
+// the record, where it recognises its own write. kvtools' Config cannot
+// change this.
+//
+// Watches rely on keyspace notifications (notify-keyspace-events must
+// include K and the generic, string and expiry events, for instance KEA;
+// kvtools tries to set KEA at every open, which fails where CONFIG is
+// disabled, as on some managed services). With them, puts,
+// compare-and-swaps, deletes and expiries are delivered (tested; a delete
+// or expiry as a pair with an empty value, each notification as a fresh
+// read of the key, so events may repeat). Without them a watch delivers
+// only the current value, and the engine sees changes only by its
+// periodic reads (every TTL by default while a watch is open): a waiting
+// candidate then notices a Resign or Stop late, if at all before the
+// resigning candidate takes leadership back.
+// The key is used in a PSUBSCRIBE pattern: glob characters in it (*?[)
+// only cause extra wake-ups.
+//
+// # Limits
+//
+//   - A single server only. kvtools' Redis Cluster support is absent (its
+//     script passes keys as arguments), and Redis Sentinel, which kvtools
+//     supports and Open does not offer, replicates asynchronously: a
+//     failover can lose writes the old primary acknowledged, so the record
+//     can go back in time and two candidates can both believe they lead.
+//     A store built with Sentinel and wrapped with Wrap runs, but without
+//     that guarantee. Redis persistence matters the same way: a server
+//     restarted without the record (no AOF or RDB) forgets the leader, and
+//     a new one can be elected while the old one still holds its lease.
+//   - go-redis logs dial failures ("connection pool: failed to dial"),
+//     and kvtools logs watch errors, through their process-wide loggers to
+//     stderr; silencing them would change global state, which this
+//     package does not do.
+//   - Locks and TTL'd keys are kvtools' own and not fixed here (the engine
+//     uses neither); kvtools' lock renewal fails with the raw codec.
+//   - Keys lose a leading "/" (kvtools).
+package redis

@@ -1,0 +1,250 @@
+package redis
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+
+	kvredis "github.com/kvtools/redis"
+	"github.com/kvtools/valkeyrie/store"
+	goredis "github.com/redis/go-redis/v9"
+)
+
+const (
+	// Scheme names this backend, as in redis://host:port.
+	Scheme = "redis"
+
+	// DefaultDialTimeout is Config.DialTimeout's default.
+	DefaultDialTimeout = 5 * time.Second
+
+	// DefaultRequestTimeout is Config.RequestTimeout's default.
+	DefaultRequestTimeout = 5 * time.Second
+
+	// probeKey is the key Open reads to check that the server answers. It
+	// need not exist.
+	probeKey = "leadership-go/open-probe"
+)
+
+// Config of a Redis store for elections. Zero values take documented
+// defaults; the zero Config is invalid only for lack of an endpoint.
+type Config struct {
+	// Endpoints holds the address of the one Redis server, host:port.
+	// kvtools' store takes exactly one: no Cluster, and no Sentinel here
+	// (see the package documentation).
+	Endpoints []string
+
+	// Username and Password authenticate (AUTH, or an ACL user with
+	// Username). Password alone is the legacy requirepass.
+	Username string
+	Password string
+
+	// DB is the database number (SELECT). Default 0.
+	DB int
+
+	// TLS, when set, makes the client connect with TLS using this
+	// configuration (client certificates in Certificates). It is cloned,
+	// never modified.
+	TLS *tls.Config
+
+	// DialTimeout bounds Open: the probe connection, authentication and
+	// read, and the construction of kvtools' store. Default
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+
+	// RequestTimeout bounds any call whose context has no deadline.
+	// Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+}
+
+// ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
+var ErrInvalidConfig = errors.New("redis: invalid configuration")
+
+// ConfigError is an unusable Config, returned by Open before any network
+// activity. errors.Is(err, ErrInvalidConfig) is true.
+type ConfigError struct {
+	Field  string // the Config field at fault
+	Reason string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("redis: invalid configuration: %s: %s", e.Field, e.Reason)
+}
+
+// Is reports whether target is ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
+
+// UnreachableError reports that Open could not complete a round trip with
+// the server within its DialTimeout. errors.Is(err, store.ErrNotReachable)
+// is true, and Err (the client's error) is reachable with errors.Is and
+// errors.As too.
+type UnreachableError struct {
+	Endpoint string
+	Err      error
+}
+
+func (e *UnreachableError) Error() string {
+	return fmt.Sprintf("redis: %s not reachable: %v", e.Endpoint, e.Err)
+}
+
+// Unwrap returns store.ErrNotReachable and the client's error.
+func (e *UnreachableError) Unwrap() []error { return []error{store.ErrNotReachable, e.Err} }
+
+// validate checks cfg and returns it with its defaults filled in.
+func (cfg Config) validate() (Config, error) {
+	switch len(cfg.Endpoints) {
+	case 0:
+		return cfg, &ConfigError{Field: "Endpoints", Reason: "no endpoint given"}
+	case 1:
+	default:
+		return cfg, &ConfigError{Field: "Endpoints", Reason: fmt.Sprintf("%d endpoints: kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)", len(cfg.Endpoints))}
+	}
+	if err := checkHostPort(cfg.Endpoints[0]); err != nil {
+		return cfg, &ConfigError{Field: "Endpoints", Reason: fmt.Sprintf("%q: %v", cfg.Endpoints[0], err)}
+	}
+	switch {
+	case cfg.DB < 0:
+		return cfg, &ConfigError{Field: "DB", Reason: fmt.Sprintf("negative: %d", cfg.DB)}
+	case cfg.DialTimeout < 0:
+		return cfg, &ConfigError{Field: "DialTimeout", Reason: fmt.Sprintf("negative: %v", cfg.DialTimeout)}
+	case cfg.RequestTimeout < 0:
+		return cfg, &ConfigError{Field: "RequestTimeout", Reason: fmt.Sprintf("negative: %v", cfg.RequestTimeout)}
+	}
+	if cfg.DialTimeout == 0 {
+		cfg.DialTimeout = DefaultDialTimeout
+	}
+	if cfg.RequestTimeout == 0 {
+		cfg.RequestTimeout = DefaultRequestTimeout
+	}
+	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
+	return cfg, nil
+}
+
+// checkHostPort accepts host:port with a non-empty host and a port number.
+func checkHostPort(ep string) error {
+	if strings.Contains(ep, "://") {
+		return errors.New("want host:port without a scheme")
+	}
+	host, port, err := net.SplitHostPort(ep)
+	if err != nil {
+		return err
+	}
+	if host == "" {
+		return errors.New("empty host")
+	}
+	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
+		return fmt.Errorf("bad port %q", port)
+	}
+	return nil
+}
+
+// Open connects to the Redis server at cfg.Endpoints[0], checks with a
+// read that it answers, and returns the store with this package's fixes
+// applied (see Wrap).
+//
+// A server that does not answer within cfg.DialTimeout (or ctx's earlier
+// deadline) gives an *UnreachableError, which matches store.ErrNotReachable,
+// after that time. A server that answers with an error (wrong password,
+// bad DB) gives that error. A cancelled ctx gives ctx.Err(). An invalid
+// cfg gives a *ConfigError at once.
+//
+// The check runs on a short-lived client of its own, with DialTimeout as
+// its socket timeouts, because kvtools' constructor sends CONFIG SET on a
+// client whose socket timeout is 30s and ignores context deadlines: it
+// took 30s to return against a hung server. So nothing is left running
+// when the server does not answer. Only if the server stops answering
+// between that check and the construction does the construction finish in
+// the background (within those 30s) after Open has returned its error; the
+// store it built is then closed.
+func Open(ctx context.Context, cfg Config) (store.Store, error) {
+	cfg, err := cfg.validate()
+	if err != nil {
+		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	ep := cfg.Endpoints[0]
+	deadline := time.Now().Add(cfg.DialTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	defer cancel()
+
+	if err := probe(dctx, cfg, time.Until(deadline)); err != nil {
+		return nil, openError(ctx, ep, err)
+	}
+
+	kcfg := &kvredis.Config{Username: cfg.Username, Password: cfg.Password, DB: cfg.DB}
+	if cfg.TLS != nil {
+		kcfg.TLS = cfg.TLS.Clone()
+	}
+	type built struct {
+		kv  *kvredis.Store
+		err error
+	}
+	done := make(chan built, 1)
+	go func() {
+		kv, err := kvredis.New(dctx, cfg.Endpoints, kcfg)
+		done <- built{kv, err}
+	}()
+	select {
+	case b := <-done:
+		if b.err != nil {
+			return nil, openError(ctx, ep, b.err)
+		}
+		return Wrap(b.kv, cfg.RequestTimeout), nil
+	case <-dctx.Done():
+		go func() {
+			if b := <-done; b.kv != nil {
+				_ = b.kv.Close()
+			}
+		}()
+		return nil, openError(ctx, ep, fmt.Errorf("kvtools' constructor: %w", dctx.Err()))
+	}
+}
+
+// probe reads probeKey on a client of its own, bounded by timeout.
+func probe(ctx context.Context, cfg Config, timeout time.Duration) error {
+	if timeout <= 0 {
+		return context.DeadlineExceeded
+	}
+	opt := &goredis.Options{
+		Addr:                  cfg.Endpoints[0],
+		Username:              cfg.Username,
+		Password:              cfg.Password,
+		DB:                    cfg.DB,
+		DialTimeout:           timeout,
+		ReadTimeout:           timeout,
+		WriteTimeout:          timeout,
+		ContextTimeoutEnabled: true,
+		MaxRetries:            -1, // no retries
+		DialerRetries:         1,
+		PoolSize:              1,
+	}
+	if cfg.TLS != nil {
+		opt.TLSConfig = cfg.TLS.Clone()
+	}
+	c := goredis.NewClient(opt)
+	defer func() { _ = c.Close() }()
+	if err := c.Get(ctx, probeKey).Err(); err != nil && !errors.Is(err, goredis.Nil) {
+		return err
+	}
+	return nil
+}
+
+// openError classifies a failure of Open.
+func openError(ctx context.Context, ep string, err error) error {
+	if errors.Is(ctx.Err(), context.Canceled) {
+		return ctx.Err()
+	}
+	if unreachable(err) {
+		return &UnreachableError{Endpoint: ep, Err: err}
+	}
+	return fmt.Errorf("redis: open %s: %w", ep, err)
+}
