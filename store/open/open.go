@@ -79,10 +79,6 @@ func (s *Spec) openMemory(p *params) (store.Store, error) {
 	return nonNil(memory.Open(name))
 }
 
-
-
-
-
 // openPostgres hands the URL to pgx as a DSN, less this library's own
 // parameters (table, channel).
 func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error) {
