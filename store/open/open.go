@@ -3,11 +3,14 @@ package open
 import (
 	"context"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/etcd"
 	"github.com/leadership-go/leadership/store/memory"
 	"github.com/leadership-go/leadership/store/postgres"
+	"github.com/leadership-go/leadership/store/redis"
 )
 
 // EnvVar is the environment variable FromEnv reads by default.
@@ -57,8 +60,12 @@ func (s *Spec) Open(ctx context.Context) (store.Store, error) {
 	switch s.Scheme {
 	case "memory":
 		return s.openMemory(p)
-	case "etcd", "consul", "zk", "zookeeper", "redis", "rediss":
+	case "etcd":
+		return s.openEtcd(ctx, p)
+	case "consul", "zk", "zookeeper":
 		return nil, &ConfigError{Field: "scheme", Value: s.Scheme, Reason: "not available in this build yet"}
+	case "redis", "rediss":
+		return s.openRedis(ctx, p)
 	case "postgres", "postgresql":
 		return s.openPostgres(ctx, p)
 	}
@@ -77,6 +84,42 @@ func (s *Spec) openMemory(p *params) (store.Store, error) {
 		return nil, err
 	}
 	return nonNil(memory.Open(name))
+}
+
+func (s *Spec) openEtcd(ctx context.Context, p *params) (store.Store, error) {
+	eps, err := s.hostPorts("2379")
+	if err != nil {
+		return nil, err
+	}
+	cfg := etcd.Config{Endpoints: eps, Username: s.Username, Password: s.Password, TLS: tlsConfig(p),
+		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
+	if err := p.done(); err != nil {
+		return nil, err
+	}
+	return etcd.Open(ctx, cfg)
+}
+
+func (s *Spec) openRedis(ctx context.Context, p *params) (store.Store, error) {
+	eps, err := s.hostPorts("6379")
+	if err != nil {
+		return nil, err
+	}
+	db := 0
+	if s.Path != "" {
+		if db, err = strconv.Atoi(s.Path); err != nil || db < 0 {
+			return nil, &ConfigError{Field: "db", Value: s.Path, Reason: "the path must be a database number, as in redis://host:6379/0"}
+		}
+	}
+	tlsCfg := tlsConfig(p)
+	if s.Scheme == "rediss" && tlsCfg == nil {
+		tlsCfg = defaultTLS()
+	}
+	cfg := redis.Config{Endpoints: eps, Username: s.Username, Password: s.Password, DB: db, TLS: tlsCfg,
+		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
+	if err := p.done(); err != nil {
+		return nil, err
+	}
+	return redis.Open(ctx, cfg)
 }
 
 // openPostgres hands the URL to pgx as a DSN, less this library's own

@@ -3,6 +3,7 @@ package open
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
 
@@ -14,7 +15,10 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		// pgxpool starts a health check goroutine when a query is
 		// interrupted; it ends within 500ms, after Close.
-		goleak.IgnoreAnyFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).triggerHealthCheck.func1"))
+		goleak.IgnoreAnyFunction("github.com/jackc/pgx/v5/pgxpool.(*Pool).triggerHealthCheck.func1"),
+		// After a failed dial go-redis retries in the background, once a
+		// second, until it sees its pool closed.
+		goleak.IgnoreAnyFunction("github.com/redis/go-redis/v9/internal/pool.(*ConnPool).tryDial"))
 }
 
 func TestOpenMemory(t *testing.T) {
@@ -83,5 +87,45 @@ func TestOpenPostgres(t *testing.T) {
 	}
 	if _, err := Store(ctx, "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1"); !errors.Is(err, store.ErrNotReachable) {
 		t.Fatalf("unreachable postgres: %v", err)
+	}
+}
+
+func TestOpenEtcdAndRedis(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct{ env, url string }{
+		{"LEADERSHIP_ETCD", "etcd://%s?dial_timeout=3s"},
+		{"LEADERSHIP_ETCD_CLUSTER", "etcd://%s"},
+		{"LEADERSHIP_REDIS", "redis://%s/0"},
+	} {
+		ep := os.Getenv(tc.env)
+		if ep == "" {
+			t.Logf("%s is not set: skipped", tc.env)
+			continue
+		}
+		kv, err := Store(ctx, fmt.Sprintf(tc.url, ep))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.url, err)
+		}
+		if _, err := kv.Get(ctx, "open-test/missing", nil); !errors.Is(err, store.ErrKeyNotFound) {
+			t.Errorf("%s: get: %v", tc.url, err)
+		}
+		kv.Close()
+	}
+	for _, url := range []string{"etcd://127.0.0.1:1?dial_timeout=500ms", "redis://127.0.0.1:1?dial_timeout=500ms"} {
+		if _, err := Store(ctx, url); !errors.Is(err, store.ErrNotReachable) {
+			t.Errorf("%s: %v, want ErrNotReachable", url, err)
+		}
+	}
+	for _, tc := range []struct{ url, field string }{
+		{"etcd://h:notaport", "port"},
+		{"etcd://h:2379?dial_timeout=soon", "dial_timeout"},
+		{"etcd://h:2379?tls=yes", "tls"},
+		{"redis://h:6379/db1", "db"},
+		{"etcd://h:2379?bogus=1", "bogus"},
+	} {
+		var ce *ConfigError
+		if _, err := Store(ctx, tc.url); !errors.As(err, &ce) || ce.Field != tc.field {
+			t.Errorf("%s: %v, want an error naming %s", tc.url, err, tc.field)
+		}
 	}
 }
