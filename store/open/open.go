@@ -7,10 +7,12 @@ import (
 	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/consul"
 	"github.com/leadership-go/leadership/store/etcd"
 	"github.com/leadership-go/leadership/store/memory"
 	"github.com/leadership-go/leadership/store/postgres"
 	"github.com/leadership-go/leadership/store/redis"
+	"github.com/leadership-go/leadership/store/zookeeper"
 )
 
 // EnvVar is the environment variable FromEnv reads by default.
@@ -62,8 +64,10 @@ func (s *Spec) Open(ctx context.Context) (store.Store, error) {
 		return s.openMemory(p)
 	case "etcd":
 		return s.openEtcd(ctx, p)
-	case "consul", "zk", "zookeeper":
-		return nil, &ConfigError{Field: "scheme", Value: s.Scheme, Reason: "not available in this build yet"}
+	case "consul":
+		return s.openConsul(ctx, p)
+	case "zk", "zookeeper":
+		return s.openZooKeeper(ctx, p)
 	case "redis", "rediss":
 		return s.openRedis(ctx, p)
 	case "postgres", "postgresql":
@@ -97,6 +101,43 @@ func (s *Spec) openEtcd(ctx context.Context, p *params) (store.Store, error) {
 		return nil, err
 	}
 	return etcd.Open(ctx, cfg)
+}
+
+func (s *Spec) openConsul(ctx context.Context, p *params) (store.Store, error) {
+	eps, err := s.hostPorts("8500")
+	if err != nil {
+		return nil, err
+	}
+	token := p.str("token")
+	if token == "" && s.HasAuth {
+		token = s.Username // consul://TOKEN@host
+		if s.Password != "" {
+			token = s.Password // consul://anything:TOKEN@host
+		}
+	}
+	cfg := consul.Config{Endpoints: eps, Token: token, TLS: tlsConfig(p),
+		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
+	if err := p.done(); err != nil {
+		return nil, err
+	}
+	return consul.Open(ctx, cfg)
+}
+
+func (s *Spec) openZooKeeper(ctx context.Context, p *params) (store.Store, error) {
+	eps, err := s.hostPorts("2181")
+	if err != nil {
+		return nil, err
+	}
+	if s.HasAuth && (s.Username == "" || s.Password == "") {
+		return nil, &ConfigError{Field: "user", Value: s.Username, Reason: "digest auth needs user:password"}
+	}
+	cfg := zookeeper.Config{Endpoints: eps, Username: s.Username, Password: s.Password,
+		SessionTimeout: p.duration("session_timeout"),
+		DialTimeout:    p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
+	if err := p.done(); err != nil {
+		return nil, err
+	}
+	return zookeeper.Open(ctx, cfg)
 }
 
 func (s *Spec) openRedis(ctx context.Context, p *params) (store.Store, error) {

@@ -29,12 +29,15 @@ type Store struct {
 	inner   store.Store
 	timeout time.Duration
 	calls   sync.WaitGroup
+	closing context.Context // done once Close is called: ends every watch
+	close   context.CancelFunc
 }
 
 // Wrap guards s. Calls whose context has no deadline get timeout (none if
 // timeout is zero).
 func Wrap(s store.Store, timeout time.Duration) *Store {
-	return &Store{inner: s, timeout: timeout}
+	closing, cancel := context.WithCancel(context.Background())
+	return &Store{inner: s, timeout: timeout, closing: closing, close: cancel}
 }
 
 // Unwrap returns the guarded store.
@@ -59,13 +62,15 @@ func call[T any](g *Store, ctx context.Context, f func(context.Context) (T, erro
 	if _, ok := ctx.Deadline(); !ok && g.timeout > 0 {
 		ctx, cancel = context.WithTimeout(ctx, g.timeout)
 	}
+	// Cancelled when the caller returns: a call abandoned at its deadline
+	// is told to stop, in case the backend listens.
+	defer cancel()
 	type result struct {
 		v   T
 		err error
 	}
 	done := make(chan result, 1)
 	g.calls.Go(func() {
-		defer cancel()
 		v, err := f(ctx)
 		done <- result{v, err}
 	})
@@ -73,6 +78,11 @@ func call[T any](g *Store, ctx context.Context, f func(context.Context) (T, erro
 	case r := <-done:
 		return r.v, r.err
 	case <-ctx.Done():
+		select {
+		case r := <-done: // finished at the same moment: the result stands
+			return r.v, r.err
+		default:
+		}
 		return zero, fmt.Errorf("%w (%w): %w", ErrAbandoned, ctx.Err(), store.ErrNotReachable)
 	}
 }
@@ -152,6 +162,7 @@ func (g *Store) WatchTree(ctx context.Context, dir string, opts *store.ReadOptio
 // and forwards its events until ctx ends.
 func watch[T any](g *Store, ctx context.Context, open func(context.Context) (<-chan T, error)) (<-chan T, error) {
 	wctx, cancel := context.WithCancel(ctx)
+	unhook := context.AfterFunc(g.closing, cancel) // Close ends the watch too
 	type opened struct {
 		ch  <-chan T
 		err error
@@ -179,37 +190,47 @@ func watch[T any](g *Store, ctx context.Context, open func(context.Context) (<-c
 	select {
 	case o := <-done:
 		if o.err != nil || o.ch == nil {
+			unhook()
 			cancel()
 			return nil, o.err
 		}
 		in = o.ch
-	case <-ctx.Done():
+	case <-wctx.Done():
+		unhook()
 		cancel()
 		drainLater()
 		return nil, ctx.Err()
 	case <-timeout:
+		unhook()
 		cancel()
 		drainLater()
 		return nil, fmt.Errorf("%w (watch setup took over %v): %w", ErrAbandoned, g.timeout, store.ErrNotReachable)
 	}
 	out := make(chan T)
 	g.calls.Go(func() {
+		defer unhook()
 		defer cancel()
-		defer close(out)
+		// On cancel the reader's channel closes first; the backend's is
+		// drained afterwards, however long the backend takes to close it.
+		stop := func() {
+			close(out)
+			drain(in)
+		}
 		for {
 			select {
 			case v, ok := <-in:
 				if !ok {
+					close(out)
 					return
 				}
 				select {
 				case out <- v:
 				case <-wctx.Done():
-					drain(in)
+					stop()
 					return
 				}
 			case <-wctx.Done():
-				drain(in)
+				stop()
 				return
 			}
 		}
@@ -222,9 +243,10 @@ func drain[T any](ch <-chan T) {
 	}
 }
 
-// Close closes the wrapped store, then waits up to the default timeout for
-// calls still running in the background.
+// Close ends every watch, closes the wrapped store, then waits up to the
+// default timeout for calls still running in the background.
 func (g *Store) Close() error {
+	g.close()
 	err := g.inner.Close()
 	finished := make(chan struct{})
 	go func() {

@@ -1,0 +1,109 @@
+package consul
+
+import (
+	"crypto/tls"
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+const (
+	// Scheme is the URL scheme naming this backend ("consul://host:port"),
+	// and the name kvtools/consul registers its store under with valkeyrie.
+	Scheme = "consul"
+
+	// DefaultDialTimeout bounds Open (connection, TLS handshake and the
+	// first round trip), and each TCP connection and TLS handshake later,
+	// when Config.DialTimeout is zero.
+	DefaultDialTimeout = 5 * time.Second
+
+	// DefaultRequestTimeout bounds every call whose context has no deadline
+	// when Config.RequestTimeout is zero.
+	DefaultRequestTimeout = 5 * time.Second
+
+	// watchWait is how long one blocking query of a watch waits for a
+	// change. Each query is also bounded by watchWait*17/16 (Consul adds
+	// up to 1/16 of jitter) plus the request timeout, so a watch on a
+	// connection that died silently fails within that.
+	watchWait = 30 * time.Second
+
+	// closeGrace bounds how long Close waits for the store's goroutines.
+	closeGrace = 5 * time.Second
+)
+
+// Config of a Consul store for elections. Zero values take the documented
+// defaults.
+type Config struct {
+	// Endpoints holds exactly one address, host:port, of a Consul agent's
+	// HTTP API (usually the local agent, which forwards to the servers).
+	Endpoints []string
+
+	// Token is the ACL token sent with every request. Empty: the
+	// CONSUL_HTTP_TOKEN environment variable, as Consul's API client
+	// reads it, else none (anonymous).
+	Token string
+
+	// TLS, when set, makes the store use HTTPS with this configuration
+	// (cloned; never shared with other clients). Scheme is "http" without.
+	TLS *tls.Config
+
+	// DialTimeout bounds Open, and each TCP connection and TLS handshake.
+	// Default DefaultDialTimeout.
+	DialTimeout time.Duration
+
+	// RequestTimeout bounds every call whose context has no deadline.
+	// Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+}
+
+// settings is a validated Config with its defaults applied.
+type settings struct {
+	endpoint, scheme, token     string
+	tls                         *tls.Config
+	dialTimeout, requestTimeout time.Duration
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+}
+
+// resolve validates c and applies the defaults.
+func (c Config) resolve() (settings, error) {
+	st := settings{scheme: "http", token: c.Token, dialTimeout: c.DialTimeout, requestTimeout: c.RequestTimeout}
+	switch len(c.Endpoints) {
+	case 0:
+		return st, invalid("no endpoint")
+	case 1:
+	default:
+		return st, invalid("%d endpoints: a Consul client talks to one agent", len(c.Endpoints))
+	}
+	ep := c.Endpoints[0]
+	host, port, err := net.SplitHostPort(ep)
+	if err != nil {
+		return st, invalid("endpoint %q: want host:port: %v", ep, err)
+	}
+	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 || host == "" {
+		return st, invalid("endpoint %q: want host:port", ep)
+	}
+	st.endpoint = ep
+	if c.TLS != nil {
+		st.scheme, st.tls = "https", c.TLS.Clone()
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"DialTimeout", &st.dialTimeout, DefaultDialTimeout},
+		{"RequestTimeout", &st.requestTimeout, DefaultRequestTimeout},
+	} {
+		switch {
+		case *d.v < 0:
+			return st, invalid("negative %s %v", d.name, *d.v)
+		case *d.v == 0:
+			*d.v = d.def
+		}
+	}
+	return st, nil
+}

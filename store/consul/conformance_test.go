@@ -1,0 +1,28 @@
+package consul
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/leadershiptest"
+)
+
+func TestConformance(t *testing.T) {
+	ep := os.Getenv("LEADERSHIP_CONSUL")
+	if ep == "" {
+		t.Skip("LEADERSHIP_CONSUL is not set (scripts/servers.sh starts a Consul agent)")
+	}
+	n := &leadershiptest.Network{
+		BackendName: "consul",
+		Endpoints:   []string{ep},
+		Open: func(ctx context.Context, endpoints []string) (store.Store, error) {
+			return Open(ctx, Config{Endpoints: endpoints})
+		},
+	}
+	if os.Getenv("LEADERSHIP_RESTART_SERVERS") == "1" {
+		n.Server = "consul"
+	}
+	leadershiptest.Run(t, n)
+}

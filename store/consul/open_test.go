@@ -1,0 +1,241 @@
+package consul
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	kvconsul "github.com/kvtools/consul"
+	"github.com/kvtools/valkeyrie"
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/leadershiptest"
+)
+
+// openUnreachable opens an endpoint that does not answer and checks the
+// error and the time taken.
+func openUnreachable(t *testing.T, endpoint string, dial time.Duration) error {
+	t.Helper()
+	start := time.Now()
+	s, err := Open(context.Background(), Config{Endpoints: []string{endpoint}, DialTimeout: dial})
+	took := time.Since(start)
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("Open succeeded")
+	}
+	t.Logf("Open(%s) failed after %v: %v", endpoint, took, err)
+	if !errors.Is(err, store.ErrNotReachable) {
+		t.Errorf("error %v does not match store.ErrNotReachable", err)
+	}
+	var ue *UnreachableError
+	if !errors.As(err, &ue) || len(ue.Endpoints) != 1 || ue.Endpoints[0] != endpoint {
+		t.Errorf("error %#v is not an *UnreachableError naming %s", err, endpoint)
+	}
+	if took > dial+300*time.Millisecond {
+		t.Errorf("Open took %v, want about DialTimeout %v", took, dial)
+	}
+	return err
+}
+
+func TestOpenRefused(t *testing.T) {
+	noLeaks(t)
+	openUnreachable(t, refusedAddr(t), time.Second)
+}
+
+func TestOpenHung(t *testing.T) {
+	noLeaks(t)
+	h := newHungServer(t)
+	openUnreachable(t, h.addr(), time.Second)
+	if h.accepted() == 0 {
+		t.Fatal("the client never connected to the hung server")
+	}
+	if n := h.openConns(); n != 0 {
+		t.Errorf("%d connections to the hung server left open", n)
+	}
+}
+
+func TestOpenCancelled(t *testing.T) {
+	noLeaks(t)
+	h := newHungServer(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	s, err := Open(ctx, Config{Endpoints: []string{h.addr()}, DialTimeout: time.Minute})
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("Open succeeded")
+	}
+	if took := time.Since(start); took > time.Second || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Open under a 300ms context: %v after %v", err, took)
+	}
+}
+
+// fakeAgent is an HTTPS server answering /v1/status/leader with leader,
+// recording the tokens it receives.
+type fakeAgent struct {
+	srv    *httptest.Server
+	mu     sync.Mutex
+	tokens []string
+}
+
+func newFakeAgent(t *testing.T, leader string) *fakeAgent {
+	f := &fakeAgent{}
+	f.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.tokens = append(f.tokens, r.Header.Get("X-Consul-Token"))
+		f.mu.Unlock()
+		if r.URL.Path != "/v1/status/leader" {
+			http.NotFound(w, r)
+			return
+		}
+		_ = json.NewEncoder(w).Encode(leader)
+	}))
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+func (f *fakeAgent) tlsConfig() *tls.Config {
+	pool := x509.NewCertPool()
+	pool.AddCert(f.srv.Certificate())
+	return &tls.Config{RootCAs: pool}
+}
+
+// Open speaks HTTPS with the TLS configuration given, sends the token, and
+// leaves http.DefaultClient and http.DefaultTransport alone.
+func TestOpenTLSAndToken(t *testing.T) {
+	noLeaks(t)
+	f := newFakeAgent(t, "10.0.0.1:8300")
+	defaultTransport := http.DefaultClient.Transport
+	s, err := Open(context.Background(), Config{
+		Endpoints: []string{f.srv.Listener.Addr().String()},
+		TLS:       f.tlsConfig(),
+		Token:     "secret-token",
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	tokens := f.tokens
+	f.mu.Unlock()
+	if len(tokens) == 0 || tokens[0] != "secret-token" {
+		t.Errorf("tokens received: %q", tokens)
+	}
+	if http.DefaultClient.Transport != defaultTransport {
+		t.Error("Open changed http.DefaultClient.Transport")
+	}
+	f.srv.CloseClientConnections()
+}
+
+// An agent without a cluster leader cannot serve consistent reads: Open
+// fails within DialTimeout.
+func TestOpenNoLeader(t *testing.T) {
+	noLeaks(t)
+	f := newFakeAgent(t, "")
+	start := time.Now()
+	s, err := Open(context.Background(), Config{Endpoints: []string{f.srv.Listener.Addr().String()}, TLS: f.tlsConfig(), DialTimeout: 500 * time.Millisecond})
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("Open succeeded")
+	}
+	t.Logf("Open failed after %v: %v", time.Since(start), err)
+	if !errors.Is(err, ErrNoLeader) || !errors.Is(err, store.ErrNotReachable) || time.Since(start) > time.Second {
+		t.Errorf("Open = %v after %v, want ErrNoLeader and store.ErrNotReachable after 500ms", err, time.Since(start))
+	}
+	f.srv.CloseClientConnections()
+}
+
+// A TLS handshake with a plain HTTP agent fails, it does not hang.
+func TestOpenTLSMismatch(t *testing.T) {
+	addr := agent(t)
+	noLeaks(t)
+	start := time.Now()
+	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, TLS: &tls.Config{}, DialTimeout: 2 * time.Second})
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("Open succeeded")
+	}
+	t.Logf("Open with TLS against plain HTTP failed after %v: %v", time.Since(start), err)
+}
+
+// kvtools/consul with TLS replaces http.DefaultClient's transport, for the
+// whole process (kept as evidence; the test restores it).
+func TestKvtoolsMutatesDefaultClient(t *testing.T) {
+	saved := http.DefaultClient.Transport
+	t.Cleanup(func() { http.DefaultClient.Transport = saved })
+	s, err := valkeyrie.NewStore(context.Background(), kvconsul.StoreName, []string{"127.0.0.1:1"}, &kvconsul.Config{TLS: &tls.Config{ServerName: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = s.Close()
+	if http.DefaultClient.Transport == saved {
+		t.Error("kvtools bug fixed? http.DefaultClient.Transport unchanged")
+	} else {
+		t.Logf("kvtools: http.DefaultClient.Transport is now %T with TLS ServerName %q", http.DefaultClient.Transport, http.DefaultClient.Transport.(*http.Transport).TLSClientConfig.ServerName)
+	}
+}
+
+// A store whose agent stops answering after Open: calls return by their
+// deadline, a watch can be cancelled, and Close leaves nothing running.
+func TestCutAfterOpen(t *testing.T) {
+	addr := agent(t)
+	noLeaks(t)
+	fwd, err := leadershiptest.NewForwarder(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fwd.Close() })
+	s, err := Open(context.Background(), Config{Endpoints: []string{fwd.Addr()}, RequestTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := freshKey("cut")
+	cleanup(t, openAgent(t), prefixOf(key))
+	if _, _, err := s.AtomicPut(context.Background(), key, []byte("v"), nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	wctx, wcancel := context.WithCancel(context.Background())
+	events, err := s.Watch(wctx, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	<-events
+	fwd.Cut()
+
+	start := time.Now()
+	_, err = s.Get(context.Background(), key, nil) // no deadline: RequestTimeout
+	if took := time.Since(start); !errors.Is(err, store.ErrNotReachable) || took > time.Second {
+		t.Errorf("Get while cut: %v after %v, want store.ErrNotReachable after 300ms", err, took)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	start = time.Now()
+	_, _, err = s.AtomicPut(ctx, key, []byte("w"), &store.KVPair{Key: key, LastIndex: 1}, nil)
+	if took := time.Since(start); !errors.Is(err, store.ErrNotReachable) || took > 500*time.Millisecond {
+		t.Errorf("AtomicPut while cut: %v after %v, want store.ErrNotReachable after 100ms", err, took)
+	}
+	start = time.Now()
+	wcancel()
+	for range events {
+	}
+	if took := time.Since(start); took > 500*time.Millisecond {
+		t.Errorf("the watch took %v to close after its cancel", took)
+	}
+	start = time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("Close while cut took %v", time.Since(start))
+	if _, err := s.Get(context.Background(), key, nil); !errors.Is(err, store.ErrNotReachable) {
+		t.Errorf("Get after Close: %v, want store.ErrNotReachable", err)
+	}
+}

@@ -1,0 +1,481 @@
+package consul
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/guard"
+)
+
+// Open builds a Consul client with its own HTTP transport (timeouts, TLS,
+// token; nothing process-wide is touched) and checks, within
+// cfg.DialTimeout (or ctx's deadline if sooner), that the agent answers and
+// its cluster has a leader. When that fails it returns an
+// *UnreachableError (errors.Is(err, store.ErrNotReachable)) naming the
+// endpoint, and nothing is left running. The store returned bounds every
+// call by its context, or by cfg.RequestTimeout when the context has none.
+func Open(ctx context.Context, cfg Config) (store.Store, error) {
+	st, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	s, err := newKV(st)
+	if err != nil {
+		return nil, err
+	}
+	octx, cancel := context.WithTimeout(ctx, st.dialTimeout)
+	defer cancel()
+	if err := s.checkLeader(octx); err != nil {
+		_ = s.Close()
+		return nil, &UnreachableError{Op: "open", Endpoints: s.endpoints, Err: err}
+	}
+	return guard.Wrap(s, st.requestTimeout), nil
+}
+
+// kv implements store.Store on Consul's HTTP API.
+type kv struct {
+	client         *api.Client
+	transport      *http.Transport
+	endpoints      []string
+	requestTimeout time.Duration
+
+	ctx    context.Context // ends at Close: stops watches
+	cancel context.CancelFunc
+	closed atomic.Bool
+	once   sync.Once
+	tasks  sync.WaitGroup
+
+	mu    sync.Mutex
+	locks map[*lock]struct{} // held, released at Close
+}
+
+func newKV(st settings) (*kv, error) {
+	dialer := &net.Dialer{Timeout: st.dialTimeout, KeepAlive: 15 * time.Second}
+	transport := &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         dialer.DialContext,
+		TLSClientConfig:     st.tls,
+		TLSHandshakeTimeout: st.dialTimeout,
+		// A safety net for requests without a context deadline (the
+		// lock's): no answer may take longer than the longest blocking
+		// query.
+		ResponseHeaderTimeout: watchWait*17/16 + st.requestTimeout,
+		MaxIdleConns:          32,
+		MaxIdleConnsPerHost:   32,
+		IdleConnTimeout:       90 * time.Second,
+	}
+	client, err := api.NewClient(&api.Config{
+		Address:    st.endpoint,
+		Scheme:     st.scheme,
+		Transport:  transport,
+		HttpClient: &http.Client{Transport: transport},
+		Token:      st.token,
+		WaitTime:   watchWait,
+	})
+	if err != nil {
+		transport.CloseIdleConnections()
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &kv{
+		client:         client,
+		transport:      transport,
+		endpoints:      []string{st.endpoint},
+		requestTimeout: st.requestTimeout,
+		ctx:            ctx,
+		cancel:         cancel,
+		locks:          map[*lock]struct{}{},
+	}, nil
+}
+
+// checkLeader asks the agent for its cluster's leader until it names one
+// or ctx ends.
+func (s *kv) checkLeader(ctx context.Context) error {
+	for {
+		var leader string
+		_, err := s.client.Raw().Query("/v1/status/leader", &leader, (&api.QueryOptions{}).WithContext(ctx))
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return fmt.Errorf("%w (%w)", ctx.Err(), err)
+		case err != nil:
+			return err
+		case leader != "":
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w (%w)", ErrNoLeader, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// Close stops watches, releases held locks, waits (up to 5s) for the
+// store's goroutines, and closes idle connections.
+func (s *kv) Close() error {
+	s.once.Do(func() {
+		s.closed.Store(true)
+		s.cancel()
+		s.mu.Lock()
+		held := make([]*lock, 0, len(s.locks))
+		for l := range s.locks {
+			held = append(held, l)
+		}
+		s.mu.Unlock()
+		for _, l := range held {
+			_ = l.Unlock(context.Background())
+		}
+		done := make(chan struct{})
+		go func() { s.tasks.Wait(); close(done) }()
+		t := time.NewTimer(closeGrace)
+		defer t.Stop()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+		s.transport.CloseIdleConnections()
+	})
+	return nil
+}
+
+// normalize turns a key into a Consul key: without leading "/", as
+// kvtools/consul does (a trailing "/" is kept: "a/" and "a" are distinct
+// Consul keys).
+func normalize(key string) (string, error) {
+	k := strings.TrimLeft(key, "/")
+	if k == "" {
+		return "", ErrEmptyKey
+	}
+	return k, nil
+}
+
+// fail maps an API error to the store's errors.
+func (s *kv) fail(op string, err error) error {
+	var se api.StatusError
+	var ue *url.Error
+	var ne net.Error
+	switch {
+	case err == nil:
+		return nil
+	case s.closed.Load():
+		return ErrClosed
+	case errors.As(err, &se) && se.Code < 500:
+		return fmt.Errorf("consul: %s: %w", op, err)
+	case errors.As(err, &se), errors.As(err, &ue), errors.As(err, &ne),
+		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return &UnreachableError{Op: op, Endpoints: s.endpoints, Err: err}
+	default:
+		return fmt.Errorf("consul: %s: %w", op, err)
+	}
+}
+
+func query(ctx context.Context, consistent bool) *api.QueryOptions {
+	return (&api.QueryOptions{RequireConsistent: consistent}).WithContext(ctx)
+}
+
+func isConsistent(opts *store.ReadOptions) bool { return opts == nil || opts.Consistent }
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+func pairOf(p *api.KVPair) *store.KVPair {
+	return &store.KVPair{Key: p.Key, Value: nonNil(p.Value), LastIndex: p.ModifyIndex}
+}
+
+// Get returns the pair at key with its ModifyIndex as LastIndex. The read
+// is consistent (verified by the leader) unless opts.Consistent is false.
+func (s *kv) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
+	k, err := normalize(key)
+	if err != nil {
+		return nil, err
+	}
+	p, _, err := s.client.KV().Get(k, query(ctx, isConsistent(opts)))
+	if err != nil {
+		return nil, s.fail("get", err)
+	}
+	if p == nil {
+		return nil, store.ErrKeyNotFound
+	}
+	return pairOf(p), nil
+}
+
+// Exists reports whether key exists, read like Get.
+func (s *kv) Exists(ctx context.Context, key string, opts *store.ReadOptions) (bool, error) {
+	_, err := s.Get(ctx, key, opts)
+	if errors.Is(err, store.ErrKeyNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+// txn runs ops in one transaction. It returns the results, or the errors
+// Consul reported for a rolled back transaction (ok false).
+func (s *kv) txn(ctx context.Context, ops api.TxnOps) (ok bool, resp *api.TxnResponse, err error) {
+	ok, resp, _, err = s.client.Txn().Txn(ops, (&api.QueryOptions{}).WithContext(ctx))
+	if err != nil {
+		return false, nil, err
+	}
+	if !ok && (resp == nil || len(resp.Errors) == 0) {
+		return false, nil, errors.New("transaction refused without a reason")
+	}
+	return ok, resp, nil
+}
+
+// conflict classifies the errors of a rolled back transaction: stale
+// (an index check or compare-and-swap failed), missing (a checked key does
+// not exist), or another error.
+func conflict(resp *api.TxnResponse) (stale, missing bool, err error) {
+	var what []string
+	for _, e := range resp.Errors {
+		switch {
+		case strings.Contains(e.What, "index is stale"), strings.Contains(e.What, "failed index check"):
+			stale = true
+		case strings.Contains(e.What, "doesn't exist"):
+			missing = true
+		default:
+			what = append(what, e.What)
+		}
+	}
+	if len(what) > 0 {
+		return false, false, fmt.Errorf("transaction failed: %s", strings.Join(what, "; "))
+	}
+	return stale, missing, nil
+}
+
+// Put writes value at key. With opts.TTL > 0, as with kvtools, the key is
+// tied to a session with that TTL (created, or renewed if the key already
+// has one) and deleted when the session expires: Put it again within the
+// TTL to keep it. Stock Consul agents refuse session TTLs under 10s.
+func (s *kv) Put(ctx context.Context, key string, value []byte, opts *store.WriteOptions) error {
+	k, err := normalize(key)
+	if err != nil {
+		return err
+	}
+	p := &api.KVPair{Key: k, Value: value, Flags: api.LockFlagValue}
+	w := (&api.WriteOptions{}).WithContext(ctx)
+	if opts == nil || opts.TTL <= 0 {
+		_, err := s.client.KV().Put(p, w)
+		return s.fail("put", err)
+	}
+	session, err := s.ttlSession(ctx, k, opts.TTL)
+	if err != nil {
+		return s.fail("put", err)
+	}
+	p.Session = session
+	ok, _, err := s.client.KV().Acquire(p, w)
+	if err != nil {
+		return s.fail("put", err)
+	}
+	if !ok {
+		return fmt.Errorf("consul: put %q with TTL: the key is held by another session", k)
+	}
+	return nil
+}
+
+// ttlSession renews the session holding key, or creates one that deletes
+// the key when it expires.
+func (s *kv) ttlSession(ctx context.Context, key string, ttl time.Duration) (string, error) {
+	w := (&api.WriteOptions{}).WithContext(ctx)
+	if p, _, err := s.client.KV().Get(key, query(ctx, true)); err != nil {
+		return "", err
+	} else if p != nil && p.Session != "" {
+		entry, _, err := s.client.Session().Renew(p.Session, w)
+		if err != nil {
+			return "", err
+		}
+		if entry != nil {
+			return p.Session, nil
+		}
+	}
+	id, _, err := s.client.Session().Create(&api.SessionEntry{
+		Behavior:  api.SessionBehaviorDelete,
+		TTL:       (ttl / 2).String(), // Consul invalidates a session up to 2 TTLs after its last renewal
+		LockDelay: time.Millisecond,
+	}, w)
+	return id, err
+}
+
+// Delete removes key; store.ErrKeyNotFound if it does not exist. The read
+// and the delete are one transaction.
+func (s *kv) Delete(ctx context.Context, key string) error {
+	k, err := normalize(key)
+	if err != nil {
+		return err
+	}
+	for {
+		p, _, err := s.client.KV().Get(k, query(ctx, true))
+		if err != nil {
+			return s.fail("delete", err)
+		}
+		if p == nil {
+			return store.ErrKeyNotFound
+		}
+		ok, err := s.AtomicDelete(ctx, k, pairOf(p))
+		if ok || !errors.Is(err, store.ErrKeyModified) {
+			return err
+		}
+		// Changed meanwhile: delete the new version.
+	}
+}
+
+// AtomicPut creates key (previous nil) or replaces it if its ModifyIndex
+// is still previous.LastIndex, with Consul's compare-and-swap run as a
+// transaction, whose reply carries the new ModifyIndex. It returns exactly
+// the pair written (value given, new index): unlike kvtools/consul, it
+// does not read the key again afterwards, which could return a later
+// writer's pair, or fail after a successful write.
+func (s *kv) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, _ *store.WriteOptions) (bool, *store.KVPair, error) {
+	k, err := normalize(key)
+	if err != nil {
+		return false, nil, err
+	}
+	op := &api.KVTxnOp{Verb: api.KVCAS, Key: k, Value: value, Flags: api.LockFlagValue}
+	if previous != nil {
+		if previous.LastIndex == 0 { // would mean "create"
+			return false, nil, store.ErrKeyModified
+		}
+		op.Index = previous.LastIndex
+	}
+	ok, resp, err := s.txn(ctx, api.TxnOps{{KV: op}})
+	if err != nil {
+		return false, nil, s.fail("atomic put", err)
+	}
+	if !ok {
+		stale, _, err := conflict(resp)
+		switch {
+		case err != nil:
+			return false, nil, s.fail("atomic put", err)
+		case !stale:
+			return false, nil, fmt.Errorf("consul: atomic put: transaction failed: %v", resp.Errors)
+		case previous == nil:
+			return false, nil, store.ErrKeyExists
+		default:
+			return false, nil, store.ErrKeyModified
+		}
+	}
+	if len(resp.Results) != 1 || resp.Results[0].KV == nil || resp.Results[0].KV.ModifyIndex == 0 {
+		return false, nil, fmt.Errorf("consul: atomic put: the write succeeded but its reply has no index")
+	}
+	return true, &store.KVPair{Key: k, Value: value, LastIndex: resp.Results[0].KV.ModifyIndex}, nil
+}
+
+// AtomicDelete deletes key if its ModifyIndex is still previous.LastIndex
+// (an index check and a delete in one transaction): store.ErrKeyNotFound if
+// it does not exist, store.ErrKeyModified if it changed.
+func (s *kv) AtomicDelete(ctx context.Context, key string, previous *store.KVPair) (bool, error) {
+	if previous == nil {
+		return false, store.ErrPreviousNotSpecified
+	}
+	k, err := normalize(key)
+	if err != nil {
+		return false, err
+	}
+	ok, resp, err := s.txn(ctx, api.TxnOps{
+		{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: k, Index: previous.LastIndex}},
+		{KV: &api.KVTxnOp{Verb: api.KVDelete, Key: k}},
+	})
+	if err != nil {
+		return false, s.fail("atomic delete", err)
+	}
+	if ok {
+		return true, nil
+	}
+	stale, missing, err := conflict(resp)
+	switch {
+	case err != nil:
+		return false, s.fail("atomic delete", err)
+	case missing:
+		return false, store.ErrKeyNotFound
+	case stale:
+		return false, store.ErrKeyModified
+	default:
+		return false, fmt.Errorf("consul: atomic delete: transaction failed: %v", resp.Errors)
+	}
+}
+
+// dir returns the Consul key of directory without its trailing "/".
+func dir(directory string) (string, error) {
+	k, err := normalize(directory)
+	if err != nil {
+		return "", err
+	}
+	k = strings.TrimRight(k, "/")
+	if k == "" {
+		return "", ErrEmptyKey
+	}
+	return k, nil
+}
+
+// List returns every key below directory ("dir/..."), at any depth,
+// sorted, without directory itself ("dir" or "dir/"); store.ErrKeyNotFound
+// when neither directory nor anything below it exists. Unlike kvtools, it
+// does not return sibling keys that merely share the prefix ("dirX").
+func (s *kv) List(ctx context.Context, directory string, opts *store.ReadOptions) ([]*store.KVPair, error) {
+	base, err := dir(directory)
+	if err != nil {
+		return nil, err
+	}
+	ps, _, err := s.client.KV().List(base, query(ctx, isConsistent(opts)))
+	if err != nil {
+		return nil, s.fail("list", err)
+	}
+	pairs, found := children(base, ps)
+	if !found {
+		return nil, store.ErrKeyNotFound
+	}
+	return pairs, nil
+}
+
+// children keeps the pairs below base; found reports whether base, base/
+// or anything below exists.
+func children(base string, ps api.KVPairs) (pairs []*store.KVPair, found bool) {
+	pairs = []*store.KVPair{}
+	for _, p := range ps {
+		switch {
+		case p.Key == base || p.Key == base+"/":
+			found = true
+		case strings.HasPrefix(p.Key, base+"/"):
+			found = true
+			pairs = append(pairs, pairOf(p))
+		}
+	}
+	sort.Slice(pairs, func(i, j int) bool { return pairs[i].Key < pairs[j].Key })
+	return pairs, found
+}
+
+// DeleteTree deletes directory ("dir" and "dir/") and every key below it,
+// in one transaction. Unlike kvtools, sibling keys that merely share the
+// prefix ("dirX") are kept. Deleting nothing is not an error.
+func (s *kv) DeleteTree(ctx context.Context, directory string) error {
+	base, err := dir(directory)
+	if err != nil {
+		return err
+	}
+	ok, resp, err := s.txn(ctx, api.TxnOps{
+		{KV: &api.KVTxnOp{Verb: api.KVDeleteTree, Key: base + "/"}},
+		{KV: &api.KVTxnOp{Verb: api.KVDelete, Key: base}},
+	})
+	if err != nil {
+		return s.fail("delete tree", err)
+	}
+	if !ok {
+		return fmt.Errorf("consul: delete tree: transaction failed: %v", resp.Errors)
+	}
+	return nil
+}

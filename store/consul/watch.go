@@ -1,0 +1,167 @@
+package consul
+
+import (
+	"context"
+	"time"
+
+	"github.com/hashicorp/consul/api"
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// send delivers v on ch unless ctx ends first.
+func send[T any](ctx context.Context, ch chan<- T, v T) bool {
+	select {
+	case ch <- v:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// merge returns a context that ends with ctx or with the store.
+func (s *kv) merge(ctx context.Context) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	return wctx, func() { stop(); cancel() }
+}
+
+// blocking runs blocking queries on behalf of a watch: each waits up to
+// watchWait for the index to move past the last one seen, honours the
+// watch's context, and is bounded so that a silently dead connection
+// fails the watch.
+type blocking struct {
+	s     *kv
+	index uint64
+}
+
+func (b *blocking) options(ctx context.Context) (*api.QueryOptions, context.CancelFunc) {
+	rctx, cancel := context.WithTimeout(ctx, watchWait*17/16+b.s.requestTimeout)
+	q := &api.QueryOptions{RequireConsistent: true, WaitIndex: b.index, WaitTime: watchWait}
+	return q.WithContext(rctx), cancel
+}
+
+// next records the index of a reply. An index going backwards (a restored
+// snapshot, a new cluster) restarts from 0, as Consul's documentation
+// asks. A reply that came back at once without a new index is throttled,
+// so that a misbehaving server cannot make the watch spin.
+func (b *blocking) next(ctx context.Context, index uint64, start time.Time) {
+	switch {
+	case index < b.index:
+		b.index = 0
+	case index == b.index && time.Since(start) < 10*time.Millisecond:
+		select {
+		case <-ctx.Done():
+		case <-time.After(100 * time.Millisecond):
+		}
+	default:
+		b.index = index
+	}
+}
+
+// Watch sends the pair at key first (an empty pair, with only Key and the
+// read's index set, when the key does not exist), then the new pair after
+// each change: the new value after a write, an empty pair (nil Value)
+// after a delete. Each read is a consistent blocking query bound to ctx
+// (unlike kvtools/consul's, which ignore ctx for up to 15s and forever
+// against a hung server, skip deletes, and read in default mode). Changes
+// in quick succession between two replies arrive as one (the latest state).
+// The channel closes when ctx ends, the store closes, or a query fails:
+// watch again then.
+func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-chan *store.KVPair, error) {
+	k, err := normalize(key)
+	if err != nil {
+		return nil, err
+	}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	ch := make(chan *store.KVPair)
+	wctx, cancel := s.merge(ctx)
+	s.tasks.Go(func() {
+		defer close(ch)
+		defer cancel()
+		b := blocking{s: s}
+		var (
+			first  = true
+			exists bool
+			modify uint64
+		)
+		for wctx.Err() == nil {
+			q, qcancel := b.options(wctx)
+			start := time.Now()
+			p, meta, err := s.client.KV().Get(k, q)
+			qcancel()
+			if err != nil {
+				return
+			}
+			var ev *store.KVPair
+			switch {
+			case p != nil && (first || !exists || p.ModifyIndex != modify):
+				exists, modify = true, p.ModifyIndex
+				ev = pairOf(p)
+			case p == nil && (first || exists):
+				exists, modify = false, 0
+				ev = &store.KVPair{Key: k, LastIndex: meta.LastIndex}
+			}
+			first = false
+			if ev != nil && !send(wctx, ch, ev) {
+				return
+			}
+			b.next(wctx, meta.LastIndex, start)
+		}
+	})
+	return ch, nil
+}
+
+// WatchTree sends the pairs below directory (as List returns them, but an
+// empty list rather than an error when there are none) first, then the
+// new list after each change below it, read like Watch's. The channel
+// closes like Watch's.
+func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptions) (<-chan []*store.KVPair, error) {
+	base, err := dir(directory)
+	if err != nil {
+		return nil, err
+	}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	ch := make(chan []*store.KVPair)
+	wctx, cancel := s.merge(ctx)
+	s.tasks.Go(func() {
+		defer close(ch)
+		defer cancel()
+		b := blocking{s: s}
+		var last []*store.KVPair
+		first := true
+		for wctx.Err() == nil {
+			q, qcancel := b.options(wctx)
+			start := time.Now()
+			ps, meta, err := s.client.KV().List(base+"/", q)
+			qcancel()
+			if err != nil {
+				return
+			}
+			pairs, _ := children(base, ps)
+			if first || !samePairs(last, pairs) {
+				first, last = false, pairs
+				if !send(wctx, ch, pairs) {
+					return
+				}
+			}
+			b.next(wctx, meta.LastIndex, start)
+		}
+	})
+	return ch, nil
+}
+
+func samePairs(a, b []*store.KVPair) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Key != b[i].Key || a[i].LastIndex != b[i].LastIndex {
+			return false
+		}
+	}
+	return true
+}

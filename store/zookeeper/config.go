@@ -1,0 +1,120 @@
+package zookeeper
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+	"time"
+)
+
+const (
+	// Scheme is the URL scheme naming this backend ("zk://host:port,...").
+	// kvtools/zookeeper registers its own store with valkeyrie under the
+	// name "zookeeper" (kvzk.StoreName), not under Scheme.
+	Scheme = "zk"
+
+	// DefaultSessionTimeout is the ZooKeeper session timeout asked for when
+	// Config.SessionTimeout is zero. The server clamps it to between 2 and
+	// 20 of its ticks.
+	DefaultSessionTimeout = 10 * time.Second
+
+	// DefaultDialTimeout bounds Open (connection, session and first round
+	// trip) when Config.DialTimeout is zero.
+	DefaultDialTimeout = 5 * time.Second
+
+	// DefaultRequestTimeout bounds every call whose context has no deadline
+	// when Config.RequestTimeout is zero.
+	DefaultRequestTimeout = 5 * time.Second
+
+	// closeGrace bounds how long Close waits for the client's goroutines.
+	closeGrace = 5 * time.Second
+)
+
+// Config of a ZooKeeper store for elections. Zero values take the
+// documented defaults.
+type Config struct {
+	// Endpoints are the ensemble's client addresses, host:port. At least
+	// one is required; the client connects to one at a time, in random
+	// order, and moves to another when it fails.
+	Endpoints []string
+
+	// Username and Password, when Username is set, authenticate the
+	// session with the digest scheme. The nodes the store then creates are
+	// given ZooKeeper's CREATOR_ALL_ACL: only sessions authenticated as the
+	// same user can read or change them. Without a Username nodes are
+	// created open to all (OPEN_ACL_UNSAFE), as kvtools does.
+	Username, Password string
+
+	// SessionTimeout is the ZooKeeper session timeout: how long the
+	// ensemble keeps the session (its ephemeral nodes and locks) after
+	// losing the client. It is ZooKeeper's own liveness, which elections do
+	// not use. Default DefaultSessionTimeout.
+	SessionTimeout time.Duration
+
+	// DialTimeout bounds Open: the TCP connections, the session handshake
+	// and the first round trip. It is also spread over the endpoints as the
+	// timeout of each TCP connection attempt. Default DefaultDialTimeout.
+	DialTimeout time.Duration
+
+	// RequestTimeout bounds every call whose context has no deadline.
+	// Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+}
+
+// settings is a validated Config with its defaults applied.
+type settings struct {
+	endpoints                                   []string
+	username, password                          string
+	sessionTimeout, dialTimeout, requestTimeout time.Duration
+}
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
+}
+
+// resolve validates c and applies the defaults.
+func (c Config) resolve() (settings, error) {
+	st := settings{
+		username:       c.Username,
+		password:       c.Password,
+		sessionTimeout: c.SessionTimeout,
+		dialTimeout:    c.DialTimeout,
+		requestTimeout: c.RequestTimeout,
+	}
+	if len(c.Endpoints) == 0 {
+		return st, invalid("no endpoint")
+	}
+	for _, ep := range c.Endpoints {
+		host, port, err := net.SplitHostPort(ep)
+		if err != nil {
+			return st, invalid("endpoint %q: want host:port: %v", ep, err)
+		}
+		if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 || host == "" {
+			return st, invalid("endpoint %q: want host:port", ep)
+		}
+		st.endpoints = append(st.endpoints, ep)
+	}
+	if c.Username == "" && c.Password != "" {
+		return st, invalid("Password without Username")
+	}
+	for _, d := range []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"SessionTimeout", &st.sessionTimeout, DefaultSessionTimeout},
+		{"DialTimeout", &st.dialTimeout, DefaultDialTimeout},
+		{"RequestTimeout", &st.requestTimeout, DefaultRequestTimeout},
+	} {
+		switch {
+		case *d.v < 0:
+			return st, invalid("negative %s %v", d.name, *d.v)
+		case *d.v == 0:
+			*d.v = d.def
+		}
+	}
+	if st.sessionTimeout < time.Millisecond {
+		return st, invalid("SessionTimeout %v: below 1ms", st.sessionTimeout)
+	}
+	return st, nil
+}

@@ -1,0 +1,475 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/guard"
+)
+
+// Open connects to the ensemble, authenticates when cfg.Username is set,
+// and checks the session with a round trip, all within cfg.DialTimeout (or
+// ctx's deadline if sooner). When that fails it returns an
+// *UnreachableError (errors.Is(err, store.ErrNotReachable)) naming the
+// endpoints, after closing the client: nothing is left running. The store
+// returned bounds every call by its context, or by cfg.RequestTimeout when
+// the context has no deadline.
+func Open(ctx context.Context, cfg Config) (store.Store, error) {
+	st, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	s, err := connect(st)
+	if err != nil {
+		return nil, err
+	}
+	octx, cancel := context.WithTimeout(ctx, st.dialTimeout)
+	defer cancel()
+	done := make(chan error, 1)
+	var probe sync.WaitGroup
+	probe.Go(func() {
+		if st.username != "" {
+			if err := s.conn.AddAuth("digest", []byte(st.username+":"+st.password)); err != nil {
+				done <- fmt.Errorf("digest authentication: %w", err)
+				return
+			}
+		}
+		_, _, err := s.conn.Exists("/")
+		done <- err
+	})
+	select {
+	case err = <-done:
+	case <-octx.Done():
+		err = octx.Err()
+	}
+	if err != nil {
+		_ = s.Close()
+		probe.Wait() // the closed client fails the probe's requests
+		if errors.Is(err, zk.ErrAuthFailed) || errors.Is(err, zk.ErrNoAuth) {
+			return nil, fmt.Errorf("zookeeper: open %s: %w", strings.Join(st.endpoints, ","), err)
+		}
+		return nil, &UnreachableError{Op: "open", Endpoints: st.endpoints, Err: err}
+	}
+	return guard.Wrap(s, st.requestTimeout), nil
+}
+
+// kv implements store.Store on one zk.Conn (one ZooKeeper session). The zk
+// client ignores contexts; the guard Open puts around kv bounds every call.
+type kv struct {
+	conn      *zk.Conn
+	events    <-chan zk.Event
+	dialer    *dialer
+	endpoints []string
+	acl       []zk.ACL
+
+	closing   *atomic.Bool    // set when Close begins
+	ctx       context.Context // ends at Close: stops watches and lock monitors
+	cancel    context.CancelFunc
+	closed    atomic.Bool
+	closeOnce sync.Once
+	tasks     sync.WaitGroup
+}
+
+// connect starts a zk client; it connects in the background.
+func connect(st settings) (*kv, error) {
+	perDial := max(time.Second, st.dialTimeout/time.Duration(len(st.endpoints)))
+	d := newDialer(min(perDial, st.dialTimeout))
+	closing := new(atomic.Bool)
+	conn, events, err := zk.Connect(st.endpoints, st.sessionTimeout,
+		zk.WithEventCallback(func(ev zk.Event) {
+			// See Close: once it has begun, the client's loop pauses here
+			// on its way out, so that zk's close request is queued before
+			// the loop answers the requests it did not send.
+			if closing.Load() && ev.Type == zk.EventSession && ev.State == zk.StateDisconnected {
+				time.Sleep(5 * time.Millisecond)
+			}
+		}),
+		zk.WithHostProvider(&hostProvider{}),
+		zk.WithDialer(d.dial),
+		zk.WithLogger(zkLogger{}),
+		zk.WithLogInfo(false),
+	)
+	if err != nil {
+		d.close()
+		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &kv{conn: conn, events: events, dialer: d, endpoints: st.endpoints, ctx: ctx, cancel: cancel, acl: zk.WorldACL(zk.PermAll), closing: closing}
+	if st.username != "" {
+		s.acl = zk.AuthACL(zk.PermAll)
+	}
+	return s, nil
+}
+
+// Close ends the session (its ephemeral nodes and locks go at once), stops
+// watches and lock monitors, and waits (up to 5s) for every goroutine of the
+// zk client to end.
+func (s *kv) Close() error {
+	s.closeOnce.Do(func() {
+		s.closed.Store(true)
+		s.cancel()
+		if s.conn.State() == zk.StateHasSession {
+			// End the session gracefully (its ephemeral nodes go at once):
+			// zk waits up to 1s for the server's answer.
+			s.conn.Close()
+			s.dialer.close()
+		} else {
+			// No session to end. zk's Close queues a close request and
+			// waits up to 1s for its answer, which comes (as an error) only
+			// if the client's loop is then between connection attempts and
+			// notices the close after the request was queued. So: break
+			// the connection first (which also frees a client stuck in a
+			// handshake with a hung server), let the loop fail its next
+			// dial at once (the dialer is closed) and wait between rounds,
+			// then close; the event callback makes the loop pause before
+			// it answers what it did not send (see connect).
+			s.closing.Store(true)
+			s.dialer.close()
+			for i := 0; i < 100 && s.conn.State() != zk.StateConnecting; i++ {
+				time.Sleep(time.Millisecond)
+			}
+			s.conn.Close()
+		}
+		t := time.NewTimer(closeGrace)
+		defer t.Stop()
+		// The client closes its event channel when its last goroutine ends.
+	drain:
+		for {
+			select {
+			case _, ok := <-s.events:
+				if !ok {
+					break drain
+				}
+			case <-t.C:
+				break drain
+			}
+		}
+		done := make(chan struct{})
+		go func() { s.tasks.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-t.C:
+		}
+	})
+	return nil
+}
+
+// path turns a key into a znode path: one leading "/", no trailing "/",
+// the same mapping as kvtools/zookeeper's, so both see the same nodes.
+func path(key string) (string, error) {
+	k := strings.Trim(key, "/")
+	if k == "" {
+		return "", ErrEmptyKey
+	}
+	return "/" + k, nil
+}
+
+// keyOf is the key of a znode path, without the leading "/".
+func keyOf(p string) string { return strings.TrimPrefix(p, "/") }
+
+// fail maps a zk error to the store's errors.
+func (s *kv) fail(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case s.closed.Load() && (isConnErr(err) || errors.Is(err, context.Canceled)):
+		return ErrClosed
+	case errors.Is(err, zk.ErrNoNode):
+		return store.ErrKeyNotFound
+	case isConnErr(err):
+		return &UnreachableError{Op: op, Endpoints: s.endpoints, Err: err}
+	default:
+		return fmt.Errorf("zookeeper: %s: %w", op, err)
+	}
+}
+
+func consistent(opts *store.ReadOptions) bool { return opts == nil || opts.Consistent }
+
+// sync makes the server this session reads from catch up with the leader.
+func (s *kv) sync(p string) error {
+	_, err := s.conn.Sync(p)
+	return err
+}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return []byte{}
+	}
+	return b
+}
+
+// Get returns the value at key and its data version as LastIndex. Unless
+// opts asks for an inconsistent read (opts.Consistent false), the session's
+// server is synced with the leader first, so the read is not stale.
+func (s *kv) Get(_ context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
+	p, err := path(key)
+	if err != nil {
+		return nil, err
+	}
+	if consistent(opts) {
+		if err := s.sync(p); err != nil {
+			return nil, s.fail("get", err)
+		}
+	}
+	data, stat, err := s.conn.Get(p)
+	if err != nil {
+		return nil, s.fail("get", err)
+	}
+	return &store.KVPair{Key: key, Value: nonNil(data), LastIndex: uint64(stat.Version)}, nil
+}
+
+// Exists reports whether key exists, synced like Get.
+func (s *kv) Exists(_ context.Context, key string, opts *store.ReadOptions) (bool, error) {
+	p, err := path(key)
+	if err != nil {
+		return false, err
+	}
+	if consistent(opts) {
+		if err := s.sync(p); err != nil {
+			return false, s.fail("exists", err)
+		}
+	}
+	ok, _, err := s.conn.Exists(p)
+	return ok, s.fail("exists", err)
+}
+
+// create creates p with data, and its missing parents (empty) first.
+func (s *kv) create(p string, data []byte, flags int32) error {
+	for attempt := 0; ; attempt++ {
+		_, err := s.conn.Create(p, data, flags, s.acl)
+		if !errors.Is(err, zk.ErrNoNode) || attempt == 3 {
+			return err
+		}
+		// A parent is missing: create each prefix, tolerating those that
+		// exist, then retry (a parent may vanish again meanwhile).
+		for i := 1; i < len(p); i++ {
+			if p[i] != '/' {
+				continue
+			}
+			if _, err := s.conn.Create(p[:i], []byte{}, 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return err
+			}
+		}
+	}
+}
+
+// lockNode matches the name of a node of zk's lock recipe
+// (CreateProtectedEphemeralSequential of "lock-").
+var lockNode = regexp.MustCompile(`^_c_[0-9a-f]{32}-lock-[0-9]{10}$`)
+
+func isLockNode(p string) bool { return lockNode.MatchString(p[strings.LastIndexByte(p, '/')+1:]) }
+
+func flagsOf(opts *store.WriteOptions) int32 {
+	if opts != nil && opts.TTL > 0 {
+		return zk.FlagEphemeral
+	}
+	return 0
+}
+
+// Put writes value at key, creating missing parents. With opts.TTL > 0 a
+// node created by Put is ephemeral: it lives as long as this store's
+// session (the TTL's length is not used), as with kvtools.
+func (s *kv) Put(ctx context.Context, key string, value []byte, opts *store.WriteOptions) error {
+	p, err := path(key)
+	if err != nil {
+		return err
+	}
+	for {
+		_, err := s.conn.Set(p, value, -1)
+		if !errors.Is(err, zk.ErrNoNode) {
+			return s.fail("put", err)
+		}
+		err = s.create(p, value, flagsOf(opts))
+		if !errors.Is(err, zk.ErrNodeExists) {
+			return s.fail("put", err)
+		}
+		// Created by someone else meanwhile: overwrite it.
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// Delete removes key. A key with children cannot be deleted (zk.ErrNotEmpty).
+func (s *kv) Delete(_ context.Context, key string) error {
+	p, err := path(key)
+	if err != nil {
+		return err
+	}
+	return s.fail("delete", s.conn.Delete(p, -1))
+}
+
+// version converts a LastIndex to a znode data version. ok is false when
+// the index cannot be one (int32(index) would misread it, -1 even meaning
+// "any version").
+func version(index uint64) (int32, bool) {
+	if index > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(index), true
+}
+
+// AtomicPut creates key (previous nil; missing parents are created) or
+// replaces it if its data version is still previous.LastIndex. It returns
+// the pair written: the value given and the new data version.
+func (s *kv) AtomicPut(_ context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
+	p, err := path(key)
+	if err != nil {
+		return false, nil, err
+	}
+	if previous == nil {
+		err := s.create(p, value, flagsOf(opts))
+		if errors.Is(err, zk.ErrNodeExists) {
+			return false, nil, store.ErrKeyExists
+		}
+		if err != nil {
+			return false, nil, s.fail("atomic put", err)
+		}
+		return true, &store.KVPair{Key: key, Value: value, LastIndex: 0}, nil // a new node's version is 0
+	}
+	v, ok := version(previous.LastIndex)
+	if !ok {
+		return false, nil, store.ErrKeyModified
+	}
+	stat, err := s.conn.Set(p, value, v)
+	switch {
+	case errors.Is(err, zk.ErrBadVersion):
+		return false, nil, store.ErrKeyModified
+	case err != nil:
+		return false, nil, s.fail("atomic put", err)
+	}
+	return true, &store.KVPair{Key: key, Value: value, LastIndex: uint64(stat.Version)}, nil
+}
+
+// AtomicDelete deletes key if its data version is still previous.LastIndex.
+func (s *kv) AtomicDelete(_ context.Context, key string, previous *store.KVPair) (bool, error) {
+	if previous == nil {
+		return false, store.ErrPreviousNotSpecified
+	}
+	p, err := path(key)
+	if err != nil {
+		return false, err
+	}
+	v, ok := version(previous.LastIndex)
+	if !ok {
+		return false, store.ErrKeyModified
+	}
+	err = s.conn.Delete(p, v)
+	switch {
+	case errors.Is(err, zk.ErrBadVersion):
+		return false, store.ErrKeyModified
+	case err != nil:
+		return false, s.fail("atomic delete", err)
+	}
+	return true, nil
+}
+
+// descendants returns the paths below p, parents before children.
+// ok is false when p does not exist.
+func (s *kv) descendants(p string) (paths []string, ok bool, err error) {
+	queue := []string{p}
+	for len(queue) > 0 {
+		dir := queue[0]
+		queue = queue[1:]
+		children, _, err := s.conn.Children(dir)
+		if errors.Is(err, zk.ErrNoNode) {
+			if dir == p {
+				return nil, false, nil
+			}
+			continue // deleted meanwhile
+		}
+		if err != nil {
+			return nil, false, err
+		}
+		sort.Strings(children)
+		for _, c := range children {
+			queue = append(queue, dir+"/"+c)
+			paths = append(paths, dir+"/"+c)
+		}
+	}
+	return paths, true, nil
+}
+
+// List returns every key below directory, at any depth, sorted, without
+// directory itself; store.ErrKeyNotFound when directory does not exist.
+// Keys are returned without a leading "/". The nodes NewLock's locks
+// create below their key are left out.
+func (s *kv) List(_ context.Context, directory string, opts *store.ReadOptions) ([]*store.KVPair, error) {
+	p, err := path(directory)
+	if err != nil {
+		return nil, err
+	}
+	if consistent(opts) {
+		if err := s.sync(p); err != nil {
+			return nil, s.fail("list", err)
+		}
+	}
+	paths, ok, err := s.descendants(p)
+	if err != nil {
+		return nil, s.fail("list", err)
+	}
+	if !ok {
+		return nil, store.ErrKeyNotFound
+	}
+	sort.Strings(paths)
+	pairs := make([]*store.KVPair, 0, len(paths))
+	for _, c := range paths {
+		if isLockNode(c) {
+			continue
+		}
+		data, stat, err := s.conn.Get(c)
+		if errors.Is(err, zk.ErrNoNode) {
+			continue
+		}
+		if err != nil {
+			return nil, s.fail("list", err)
+		}
+		pairs = append(pairs, &store.KVPair{Key: keyOf(c), Value: nonNil(data), LastIndex: uint64(stat.Version)})
+	}
+	return pairs, nil
+}
+
+// DeleteTree deletes directory and every key below it, in one
+// transaction (retried if the tree changes meanwhile). Deleting nothing is
+// not an error.
+func (s *kv) DeleteTree(ctx context.Context, directory string) error {
+	p, err := path(directory)
+	if err != nil {
+		return err
+	}
+	for {
+		paths, ok, err := s.descendants(p)
+		if err != nil {
+			return s.fail("delete tree", err)
+		}
+		if !ok {
+			return nil
+		}
+		ops := make([]any, 0, len(paths)+1)
+		for i := len(paths) - 1; i >= 0; i-- { // children before parents
+			ops = append(ops, &zk.DeleteRequest{Path: paths[i], Version: -1})
+		}
+		ops = append(ops, &zk.DeleteRequest{Path: p, Version: -1})
+		_, err = s.conn.Multi(ops...)
+		if err == nil {
+			return nil
+		}
+		if !errors.Is(err, zk.ErrNoNode) && !errors.Is(err, zk.ErrNotEmpty) {
+			return s.fail("delete tree", err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package zookeeper
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie"
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/kvtools/valkeyrie/testsuite"
+	kvzk "github.com/kvtools/zookeeper"
+)
+
+// runSuite runs valkeyrie's testsuite on kv under a fresh prefix.
+func runSuite(t *testing.T, kv, cleaner store.Store, locks bool) {
+	dir := prefixOf(freshKey("suite"))
+	cleanup(t, cleaner, dir)
+	p := &prefixed{Store: kv, prefix: dir + "/"}
+	testsuite.RunTestCommon(t, p)
+	testsuite.RunTestAtomic(t, p)
+	testsuite.RunTestWatch(t, p)
+	if locks {
+		testsuite.RunTestLock(t, p)
+		testsuite.RunTestListLock(t, p)
+	}
+	testsuite.RunCleanup(t, p)
+}
+
+func TestValkeyrieSuite(t *testing.T) {
+	runSuite(t, openSingle(t), openSingle(t), true)
+}
+
+func TestValkeyrieSuiteEnsemble(t *testing.T) {
+	eps := servers(t, envEnsemble)
+	runSuite(t, openOn(t, eps), openOn(t, eps), false)
+}
+
+// kvtoolsStore opens kvtools/zookeeper's store as valkeyrie.NewStore does.
+func kvtoolsStore(t testing.TB, endpoints []string) store.Store {
+	t.Helper()
+	s, err := valkeyrie.NewStore(context.Background(), kvzk.StoreName, endpoints, &kvzk.Config{ConnectionTimeout: 4 * time.Second})
+	if err != nil {
+		t.Fatalf("valkeyrie.NewStore(%q): %v", kvzk.StoreName, err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+// The testsuite on Wrap(kvtools store). Failures here are kvtools defects
+// that cannot be fixed from outside (see Wrap); run on demand with
+// LEADERSHIP_KVTOOLS_SUITE=1.
+func TestValkeyrieSuiteWrapped(t *testing.T) {
+	eps := servers(t, envSingle)
+	if os.Getenv("LEADERSHIP_KVTOOLS_SUITE") == "" {
+		t.Skip("LEADERSHIP_KVTOOLS_SUITE is not set: the testsuite on Wrap(kvtools/zookeeper) documents kvtools defects")
+	}
+	runSuite(t, Wrap(kvtoolsStore(t, eps), 5*time.Second), openOn(t, eps), true)
+}

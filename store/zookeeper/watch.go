@@ -1,0 +1,155 @@
+package zookeeper
+
+import (
+	"context"
+	"errors"
+	"sort"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// send delivers v on ch unless ctx ends first.
+func send[T any](ctx context.Context, ch chan<- T, v T) bool {
+	select {
+	case ch <- v:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// merge returns a context that ends with ctx or with the store.
+func (s *kv) merge(ctx context.Context) (context.Context, context.CancelFunc) {
+	wctx, cancel := context.WithCancel(ctx)
+	stop := context.AfterFunc(s.ctx, cancel)
+	return wctx, func() { stop(); cancel() }
+}
+
+// Watch sends the pair at key first (an empty pair, only Key set, when the
+// key does not exist), then the new pair after each change: the new value
+// after a write, an empty pair (nil Value) after a delete. It keeps
+// watching through deletes and re-creations and across a session expiry.
+// ZooKeeper watches fire once, and the value is re-read after each event,
+// so changes in quick succession may arrive as one (the latest). The
+// channel closes when ctx ends, the store closes, or a read fails (the
+// connection was lost): watch again then.
+func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-chan *store.KVPair, error) {
+	p, err := path(key)
+	if err != nil {
+		return nil, err
+	}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	ch := make(chan *store.KVPair)
+	wctx, cancel := s.merge(ctx)
+	s.tasks.Go(func() {
+		defer close(ch)
+		defer cancel()
+		var (
+			first  = true
+			exists bool
+			mzxid  int64
+		)
+		for wctx.Err() == nil {
+			data, stat, ev, err := s.conn.GetW(p)
+			pair := &store.KVPair{Key: key}
+			switch {
+			case errors.Is(err, zk.ErrNoNode):
+				var found bool
+				found, stat, ev, err = s.conn.ExistsW(p)
+				if err != nil {
+					return
+				}
+				if found { // created meanwhile: read it
+					continue
+				}
+				pair.LastIndex = 0
+				if first || exists {
+					exists = false
+					if !send(wctx, ch, pair) {
+						return
+					}
+				}
+			case err != nil:
+				return
+			default:
+				pair.Value, pair.LastIndex = nonNil(data), uint64(stat.Version)
+				if first || !exists || stat.Mzxid != mzxid {
+					exists, mzxid = true, stat.Mzxid
+					if !send(wctx, ch, pair) {
+						return
+					}
+				}
+			}
+			first = false
+			select {
+			case <-ev: // changed, or the watch was lost (session expired): read again
+			case <-wctx.Done():
+				return
+			}
+		}
+	})
+	return ch, nil
+}
+
+// WatchTree sends the pairs of directory's direct children first, then the
+// new list each time a child is created or deleted (not when a child's
+// value changes: ZooKeeper's child watches do not report that). A missing
+// directory is reported as an empty list until it is created. The channel
+// closes like Watch's.
+func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptions) (<-chan []*store.KVPair, error) {
+	p, err := path(directory)
+	if err != nil {
+		return nil, err
+	}
+	if s.closed.Load() {
+		return nil, ErrClosed
+	}
+	ch := make(chan []*store.KVPair)
+	wctx, cancel := s.merge(ctx)
+	s.tasks.Go(func() {
+		defer close(ch)
+		defer cancel()
+		for wctx.Err() == nil {
+			children, _, ev, err := s.conn.ChildrenW(p)
+			if errors.Is(err, zk.ErrNoNode) {
+				var found bool
+				found, _, ev, err = s.conn.ExistsW(p)
+				if err != nil {
+					return
+				}
+				if found {
+					continue
+				}
+			} else if err != nil {
+				return
+			}
+			sort.Strings(children)
+			pairs := make([]*store.KVPair, 0, len(children))
+			for _, c := range children {
+				if isLockNode(c) {
+					continue
+				}
+				data, stat, err := s.conn.Get(p + "/" + c)
+				if errors.Is(err, zk.ErrNoNode) {
+					continue // deleted meanwhile; the watch fires again
+				}
+				if err != nil {
+					return
+				}
+				pairs = append(pairs, &store.KVPair{Key: keyOf(p + "/" + c), Value: nonNil(data), LastIndex: uint64(stat.Version)})
+			}
+			if !send(wctx, ch, pairs) {
+				return
+			}
+			select {
+			case <-ev:
+			case <-wctx.Done():
+				return
+			}
+		}
+	})
+	return ch, nil
+}
