@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
+	"net/http"
 	"os"
 	"strings"
 	"sync"
@@ -30,22 +32,28 @@ const (
 const demoAbout = `
 Runs a small election inside this process, on the embedded in-memory store,
 and narrates it. Every candidate (node-1 .. node-N) and one follower has its
-own store client, as separate processes would. Times are offsets from the
+own store client, as separate processes would. Each candidate also serves
+"hello from node-i" over HTTP on 127.0.0.1, and its address is its name in
+the election; a leadership proxy (the proxy command's code, reading the
+follower) forwards requests to whoever leads. Times are offsets from the
 start of the demo; durations are measured, not computed.
 
 Phases:
   1. First election: which node wins and how fast, every candidate's
-     IsLeader, and when the follower names the leader.
+     IsLeader, and when the follower names the leader; a few requests
+     through the proxy show the leader answering.
   2. Resign: the leader calls Resign(). Shows the time from the call to the
      next leader's elected=true, its fencing token (greater than the last
-     one), and when the follower names it.
-  3. A leader vanishes: the leader's store client is closed, as if its
-     process were killed (its candidate is not stopped). The dead leader
-     steps down at its own deadline, before the store lets anyone else take
-     over one TTL after its last renewal. Shows the step-down, the follower
-     reporting no leader then the successor, the takeover time relative to
-     the vanish and to the TTL, and checks that there was at most one leader
-     at any instant.
+     one), when the follower names it, and requests now answered by it.
+  3. A leader vanishes: the leader's store client and HTTP server are
+     closed, as if its process were killed (its candidate is not stopped).
+     The dead leader steps down at its own deadline, before the store lets
+     anyone else take over one TTL after its last renewal. Shows the
+     step-down, the follower reporting no leader then the successor, what
+     requests through the proxy get meanwhile (502 while the dead leader is
+     still named, 503 while there is none, then the successor's answer),
+     the takeover time relative to the vanish and to the TTL, and checks
+     that there was at most one leader at any instant.
   4. Stop: every candidate and the follower are stopped, then a summary
      table of the measured times is printed.
 
@@ -66,21 +74,21 @@ func demoCommand() *command {
 		args:    "[--candidates N] [--ttl DURATION] [--key KEY]",
 		summary: "watch an election on the embedded store: first leader, resign, vanished leader",
 		about:   demoAbout,
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, io.Writer) error {
+		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
 			var cfg demoConfig
 			fs.IntVar(&cfg.candidates, "candidates", demoDefaultCandidates,
 				fmt.Sprintf("run `N` candidates, %d to %d", demoMinCandidates, demoMaxCandidates))
 			fs.DurationVar(&cfg.ttl, "ttl", demoDefaultTTL,
 				fmt.Sprintf("lease TTL of every candidate, a `DURATION` from %s to %s", shortDur(demoMinTTL), shortDur(demoMaxTTL)))
 			fs.StringVar(&cfg.key, "key", demoDefaultKey, "election `KEY` in the store")
-			return func(ctx context.Context, args []string, stdout io.Writer) error {
+			return func(ctx context.Context, args []string, s streams) error {
 				if len(args) > 0 {
 					return usageErrorf("unexpected argument %q (demo takes flags only)", args[0])
 				}
 				if err := cfg.validate(); err != nil {
 					return err
 				}
-				return runDemo(ctx, cfg, stdout)
+				return runDemo(ctx, cfg, s.stdout)
 			}
 		},
 	}
@@ -110,6 +118,7 @@ const (
 	evFollower                    // the follower reported a leader ("" for none)
 	evStoreError                  // a candidate's or the follower's error channel delivered
 	evNote                        // something the demo itself did
+	evProxy                       // a request through the proxy got a new kind of answer
 )
 
 // event is one timestamped thing that happened during the demo.
@@ -119,7 +128,7 @@ type event struct {
 	node   string // the candidate, "" for the follower
 	leader string // evFollower: the leader reported
 	token  uint64 // evElected, evStepDown: the term's fencing token
-	text   string // evNote: what was done; evStoreError: the error
+	text   string // evNote: what was done; evStoreError: the error; evProxy: the answer
 }
 
 // recorder collects events from every goroutine of the demo in the order
@@ -192,12 +201,15 @@ func (r *recorder) waitFor(ctx context.Context, from int, match func(event) bool
 	}
 }
 
-// demoNode is one candidate of the demo with its own store client.
+// demoNode is one candidate of the demo with its own store client and
+// HTTP server.
 type demoNode struct {
-	name     string
+	name     string // node-i, the label the demo shows
+	addr     string // its HTTP server's address: its name in the election
+	srv      *http.Server
 	handle   *memory.Store
 	cand     *leadership.Candidate
-	vanished bool // its client was closed in phase 3
+	vanished bool // its client and server were closed in phase 3
 }
 
 // demo is one run of the demo subcommand.
@@ -210,7 +222,13 @@ type demo struct {
 	nodes   []*demoNode
 	fHandle *memory.Store
 	fol     *leadership.Follower
-	wg      sync.WaitGroup // the goroutines that read channels
+	labels  map[string]string // a candidate's name (address) -> its node label
+	proxy   *leaderProxy
+	pSrv    *http.Server
+	pURL    string         // the proxy's base URL
+	client  *http.Client   // requests through the proxy
+	quit    chan struct{}  // closed by shutdown
+	wg      sync.WaitGroup // the goroutines that read channels, serve or probe
 	printed int            // events up to this index have been shown
 	stopped bool
 }
@@ -221,6 +239,8 @@ type demoTimes struct {
 	handoff, handoffFollower time.Duration // Resign -> next elected, Resign -> follower named it
 	stepDown, takeover       time.Duration // vanish -> dead leader's term ended, vanish -> successor elected
 	takeoverFollower         time.Duration // vanish -> follower named the successor
+	takeoverProxy            time.Duration // vanish -> the successor answered through the proxy
+	vanishAnswers            string        // what requests got during the vanish, such as "502 x3, 503 x2"
 	stop                     time.Duration // time to stop everything
 }
 
@@ -230,11 +250,14 @@ var demoSeq atomic.Int64
 // runDemo runs the four phases of the demo, writing the narration to out.
 func runDemo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 	d := &demo{
-		cfg:   cfg,
-		out:   out,
-		rec:   newRecorder(),
-		limit: 10*cfg.ttl + 10*time.Second,
-		store: fmt.Sprintf("leadership-demo-%d-%d", os.Getpid(), demoSeq.Add(1)),
+		cfg:    cfg,
+		out:    out,
+		rec:    newRecorder(),
+		limit:  10*cfg.ttl + 10*time.Second,
+		store:  fmt.Sprintf("leadership-demo-%d-%d", os.Getpid(), demoSeq.Add(1)),
+		labels: make(map[string]string),
+		client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
+		quit:   make(chan struct{}),
 	}
 	ctx, cancel := context.WithDeadline(ctx, d.rec.start.Add(d.limit))
 	defer cancel()
@@ -245,6 +268,12 @@ func runDemo(ctx context.Context, cfg demoConfig, out io.Writer) error {
 	if err := d.start(); err != nil {
 		return err
 	}
+	var addrs []string
+	for _, n := range d.nodes {
+		addrs = append(addrs, n.name+"="+n.addr)
+	}
+	d.printf("Candidates are named by their HTTP addresses: %s.\n", strings.Join(addrs, " "))
+	d.printf("A proxy at %s forwards requests to the leader.\n", d.pURL)
 	var times demoTimes
 	winner, err := d.phaseElection(ctx, &times)
 	if err != nil {
@@ -268,9 +297,21 @@ func (d *demo) printf(format string, a ...any) {
 	_, _ = fmt.Fprintf(d.out, format, a...)
 }
 
-// start opens the follower and every candidate, each on its own handle,
-// and starts the goroutines that record what their channels deliver.
+// start starts every candidate's HTTP server, the follower, the proxy and
+// every candidate, each on its own store handle, and the goroutines that
+// record what their channels deliver.
 func (d *demo) start() error {
+	for i := 1; i <= d.cfg.candidates; i++ {
+		n := &demoNode{name: fmt.Sprintf("node-%d", i)}
+		hello := "hello from " + n.name
+		ln, err := d.serve(func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, hello) }, &n.srv)
+		if err != nil {
+			return fmt.Errorf("start the HTTP server of %s: %w", n.name, err)
+		}
+		n.addr = ln
+		d.labels[n.addr] = n.name
+		d.nodes = append(d.nodes, n)
+	}
 	h, err := memory.Open(d.store)
 	if err != nil {
 		return fmt.Errorf("open the embedded store: %w", err)
@@ -285,18 +326,23 @@ func (d *demo) start() error {
 	go func() {
 		defer d.wg.Done()
 		for l := range leaders {
-			d.rec.add(event{kind: evFollower, leader: l})
+			d.rec.add(event{kind: evFollower, leader: d.label(l)})
 		}
 	}()
 	go d.recordErrors("", errs)
 
-	for i := 1; i <= d.cfg.candidates; i++ {
-		n := &demoNode{name: fmt.Sprintf("node-%d", i)}
+	d.proxy = newLeaderProxy(d.fol.Current, d.cfg.key, proxyDefaultHealthPath, &logger{w: io.Discard})
+	addr, err := d.serve(d.proxy.ServeHTTP, &d.pSrv)
+	if err != nil {
+		return fmt.Errorf("start the proxy: %w", err)
+	}
+	d.pURL = "http://" + addr
+
+	for _, n := range d.nodes {
 		if n.handle, err = memory.Open(d.store); err != nil {
 			return fmt.Errorf("open the embedded store for %s: %w", n.name, err)
 		}
-		d.nodes = append(d.nodes, n)
-		n.cand = leadership.NewCandidate(n.handle, d.cfg.key, n.name, d.cfg.ttl)
+		n.cand = leadership.NewCandidate(n.handle, d.cfg.key, n.addr, d.cfg.ttl)
 		elected, errs, err := n.cand.RunForElection()
 		if err != nil {
 			return fmt.Errorf("start %s: %w", n.name, err)
@@ -306,6 +352,117 @@ func (d *demo) start() error {
 		go d.recordErrors(n.name, errs)
 	}
 	return nil
+}
+
+// serve serves h on 127.0.0.1 on a port of the system's choice, sets *srv
+// and returns the address.
+func (d *demo) serve(h http.HandlerFunc, srv **http.Server) (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	s := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	*srv = s
+	d.wg.Add(1)
+	go func() {
+		defer d.wg.Done()
+		_ = s.Serve(ln)
+	}()
+	return ln.Addr().String(), nil
+}
+
+// label returns the node label of a candidate's name, "" for "".
+func (d *demo) label(name string) string {
+	if l, ok := d.labels[name]; ok {
+		return l
+	}
+	return name
+}
+
+// get sends one request through the proxy and describes the answer: who
+// answered ("" unless a node did) and a short text.
+func (d *demo) get(ctx context.Context) (node, text string) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.pURL+"/", nil)
+	if err != nil {
+		return "", err.Error()
+	}
+	resp, err := d.client.Do(req)
+	if err != nil {
+		return "", "error: " + err.Error()
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+	msg := strings.TrimSpace(strings.TrimPrefix(string(body), "leadership proxy: "))
+	for addr, label := range d.labels {
+		msg = strings.ReplaceAll(msg, addr, label)
+	}
+	switch {
+	case resp.StatusCode == http.StatusOK && strings.HasPrefix(msg, "hello from "):
+		return strings.TrimPrefix(msg, "hello from "), fmt.Sprintf("200 %q", msg)
+	case resp.StatusCode == http.StatusServiceUnavailable:
+		return "", fmt.Sprintf("503 (Retry-After: %s): %s", resp.Header.Get("Retry-After"), msg)
+	}
+	return "", fmt.Sprintf("%d: %s", resp.StatusCode, msg)
+}
+
+// viaProxy sends n requests through the proxy, shows who answered and
+// checks that it was the leader.
+func (d *demo) viaProxy(ctx context.Context, n int, leader string) error {
+	var who []string
+	ok := true
+	for range n {
+		node, text := d.get(ctx)
+		if node == "" {
+			node = text
+		}
+		ok = ok && node == leader
+		who = append(who, node)
+	}
+	d.note("%d requests via the proxy answered by: %s", n, strings.Join(who, ", "))
+	d.flush()
+	if !ok {
+		return fmt.Errorf("requests through the proxy did not all reach the leader %s", leader)
+	}
+	d.printf("  => requests follow the leader: OK\n")
+	return nil
+}
+
+// probe sends requests through the proxy every few milliseconds from the
+// vanish of dead until a live node answers, and records every change of
+// answer as an evProxy event (node set when a node answered). It counts
+// the answers in counts.
+func (d *demo) probe(ctx context.Context, dead string, counts map[string]int, order *[]string) {
+	defer d.wg.Done()
+	every := max(d.cfg.ttl/50, 2*time.Millisecond)
+	last := ""
+	for {
+		node, text := d.get(ctx)
+		kind := text
+		if i := strings.IndexAny(text, " :"); i > 0 {
+			kind = text[:i]
+		}
+		if node != "" {
+			kind = node
+		}
+		if counts[kind] == 0 {
+			*order = append(*order, kind)
+		}
+		counts[kind]++
+		if text != last {
+			last = text
+			d.rec.add(event{kind: evProxy, node: node, text: text})
+		}
+		if node != "" && node != dead {
+			return
+		}
+		select {
+		case <-time.After(every):
+		case <-ctx.Done():
+			return
+		case <-d.quit:
+			return
+		}
+	}
 }
 
 // recordElected records what a candidate's elected channel delivers until
@@ -386,6 +543,8 @@ func (d *demo) flush() {
 			}
 		case evNote:
 			what = e.text
+		case evProxy:
+			what = "request via the proxy -> " + e.text
 		default:
 			continue
 		}
@@ -472,7 +631,7 @@ func (d *demo) phaseElection(ctx context.Context, t *demoTimes) (event, error) {
 	}
 	t.first, t.firstFollower = won.at, seen.at
 	d.printf("  => %s won %s after the start; the follower named it at %s\n", won.node, ms(won.at), ms(seen.at))
-	return won, nil
+	return won, d.viaProxy(ctx, 3, won.node)
 }
 
 // phaseResign makes the leader resign and measures the handoff. It returns
@@ -497,18 +656,26 @@ func (d *demo) phaseResign(ctx context.Context, leader event, t *demoTimes) (eve
 	t.handoff, t.handoffFollower = next.at-call.at, seen.at-call.at
 	d.printf("  => handoff %s from Resign() to %s's elected=true; token %d > %d: OK\n", ms(t.handoff), next.node, next.token, leader.token)
 	d.printf("     the follower named %s %s after the Resign() call\n", next.node, ms(t.handoffFollower))
-	return next, nil
+	return next, d.viaProxy(ctx, 3, next.node)
 }
 
 // phaseVanish closes the leader's store client and measures its step-down
 // and the takeover, checking that the one came before the other.
 func (d *demo) phaseVanish(ctx context.Context, leader event, t *demoTimes) error {
-	d.printf("\nPhase 3: %s vanishes (its store client is closed; its candidate is not stopped)\n", leader.node)
+	d.printf("\nPhase 3: %s vanishes (its store client and HTTP server are closed; its candidate is not stopped)\n", leader.node)
 	dead := d.node(leader.node)
 	mark := d.rec.mark()
-	gone := d.note("%s's client is closed: its lease is no longer renewed", dead.name)
+	gone := d.note("%s's client and server are closed: its lease is no longer renewed", dead.name)
 	_ = dead.handle.Close()
+	_ = dead.srv.Close()
 	dead.vanished = true
+	counts, order := map[string]int{}, []string{}
+	d.wg.Add(1)
+	probing := make(chan struct{})
+	go func() {
+		defer close(probing)
+		d.probe(ctx, dead.name, counts, &order)
+	}()
 	down, _, err := d.await(ctx, mark, dead.name+" stepping down", func(e event) bool {
 		return e.kind == evStepDown && e.node == dead.name && e.token == leader.token
 	})
@@ -523,10 +690,24 @@ func (d *demo) phaseVanish(ctx context.Context, leader event, t *demoTimes) erro
 	if err != nil {
 		return err
 	}
+	answered, _, err := d.await(ctx, mark, next.node+" answering through the proxy", func(e event) bool {
+		return e.kind == evProxy && e.node == next.node
+	})
+	if err != nil {
+		return err
+	}
+	<-probing
 	d.flush()
 	t.stepDown, t.takeover, t.takeoverFollower = down.at-gone.at, next.at-gone.at, seen.at-gone.at
+	t.takeoverProxy = answered.at - gone.at
+	var tally []string
+	for _, k := range order {
+		tally = append(tally, fmt.Sprintf("%s x%d", k, counts[k]))
+	}
+	t.vanishAnswers = strings.Join(tally, ", ")
 	d.printf("  => %s stepped down %s after the vanish (%s), at its own deadline\n", dead.name, ms(t.stepDown), d.ofTTL(t.stepDown))
 	d.printf("     %s took over %s after the vanish (%s, TTL %s), token %d > %d\n", next.node, ms(t.takeover), d.ofTTL(t.takeover), shortDur(d.cfg.ttl), next.token, leader.token)
+	d.printf("     requests through the proxy got, in order: %s\n", t.vanishAnswers)
 	if next.token <= leader.token {
 		return fmt.Errorf("fencing token did not increase: %d after %d", next.token, leader.token)
 	}
@@ -541,11 +722,11 @@ func (d *demo) phaseVanish(ctx context.Context, leader event, t *demoTimes) erro
 
 // phaseStop stops everything and reports the store errors seen.
 func (d *demo) phaseStop(t *demoTimes) {
-	d.printf("\nPhase 4: stop every candidate and the follower\n")
+	d.printf("\nPhase 4: stop every candidate, the follower, the proxy and the servers\n")
 	began := time.Now()
 	d.shutdown()
 	t.stop = time.Since(began)
-	d.printf("  stopped %d candidates and the follower in %s\n", len(d.nodes), ms(t.stop))
+	d.printf("  stopped %d candidates, the follower, the proxy and the servers in %s\n", len(d.nodes), ms(t.stop))
 
 	counts := make(map[string]int)
 	example := make(map[string]string)
@@ -594,6 +775,21 @@ func (d *demo) shutdown() {
 	if d.fol != nil {
 		d.fol.Stop()
 	}
+	close(d.quit)
+	for _, s := range []*http.Server{d.pSrv} {
+		if s != nil {
+			_ = s.Close()
+		}
+	}
+	for _, n := range d.nodes {
+		if n.srv != nil {
+			_ = n.srv.Close()
+		}
+	}
+	if d.proxy != nil {
+		d.proxy.Close()
+	}
+	d.client.CloseIdleConnections()
 	d.wg.Wait()
 	for _, n := range d.nodes {
 		_ = n.handle.Close()
@@ -614,6 +810,7 @@ func (d *demo) summary(t *demoTimes) {
 		{"vanish -> dead leader stepped down", ms(t.stepDown), d.ofTTL(t.stepDown)},
 		{"vanish -> takeover (successor elected)", ms(t.takeover), d.ofTTL(t.takeover)},
 		{"vanish -> follower named the successor", ms(t.takeoverFollower), d.ofTTL(t.takeoverFollower)},
+		{"vanish -> successor answered via proxy", ms(t.takeoverProxy), d.ofTTL(t.takeoverProxy)},
 		{"step-down ahead of takeover by", ms(t.takeover - t.stepDown), ""},
 		{"stop everything", ms(t.stop), ""},
 	}

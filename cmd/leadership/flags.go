@@ -89,5 +89,8 @@ func (c *command) printHelp(w io.Writer, fs *flag.FlagSet) {
 		}
 	}
 	b.WriteString("\n" + exitStatusHelp)
+	if c.exits != "" {
+		b.WriteString(c.exits)
+	}
 	_, _ = io.WriteString(w, b.String())
 }

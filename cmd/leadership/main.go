@@ -13,15 +13,28 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 )
 
-// Exit codes, documented in the usage text.
+// Exit codes, documented in the usage text. run also exits with its
+// COMMAND's status when COMMAND ends by itself.
 const (
-	exitOK      = 0 // success
-	exitFailure = 1 // the command ran and failed (store, election, timeout)
-	exitUsage   = 2 // unknown command, bad flag or bad value
+	exitOK       = 0   // success
+	exitFailure  = 1   // the command ran and failed (store, election, timeout)
+	exitUsage    = 2   // unknown command, bad flag or bad value
+	exitNoLeader = 3   // status: the election has no leader
+	exitEnded    = 4   // follow, proxy, run: the election was ended (EndElection)
+	exitNoExec   = 127 // run: COMMAND cannot be found or started
 )
+
+// streams are the standard streams a command uses. stdin may be nil (no
+// input).
+type streams struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+}
 
 // command is one subcommand of leadership.
 type command struct {
@@ -30,27 +43,50 @@ type command struct {
 	summary string // one line for the top-level usage
 	about   string // what the command does, shown by --help before the flags
 
+	exits string // the command's own exit codes, added to the common ones in --help
+
 	// setup defines the command's flags on fs and returns the function that
 	// runs the command once the flags are parsed, with the arguments left
-	// after the flags. It returns a *usageError for bad values.
-	setup func(fs *flag.FlagSet) func(ctx context.Context, args []string, stdout io.Writer) error
+	// after the flags. It returns a *usageError for bad values and an
+	// *exitError for a specific exit code. ctx ends on SIGINT or SIGTERM.
+	setup func(fs *flag.FlagSet) func(ctx context.Context, args []string, s streams) error
 }
 
 // commands lists the subcommands in the order the usage text shows them.
 // Adding a subcommand is adding its file and one line here.
 func commands() []*command {
 	return []*command{
+		runCommand(),
+		followCommand(),
+		statusCommand(),
+		proxyCommand(),
+		endCommand(),
 		demoCommand(),
 	}
 }
 
-// main runs the command line and exits with its status.
-func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+// main runs the command line and exits with its status. The first SIGINT or
+// SIGTERM cancels the command's context (each command then shuts down
+// cleanly); a second one kills the process as usual.
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop() // restore the default action for a second signal
+	}()
+	os.Exit(runContext(ctx, os.Args[1:], streams{os.Stdin, os.Stdout, os.Stderr}))
+}
 
 // run executes the command line args (without the program name), writing
-// results to stdout and diagnostics to stderr, and returns the exit code:
-// exitOK, exitFailure or exitUsage.
+// results to stdout and diagnostics to stderr, and returns the exit code.
 func run(args []string, stdout, stderr io.Writer) int {
+	return runContext(context.Background(), args, streams{stdout: stdout, stderr: stderr})
+}
+
+// runContext is run under ctx, whose end asks the command to stop (as
+// SIGINT does), with the given streams.
+func runContext(ctx context.Context, args []string, s streams) int {
+	stdout, stderr := s.stdout, s.stderr
 	if len(args) == 0 {
 		printUsage(stderr)
 		return exitUsage
@@ -69,7 +105,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if cmd == nil || len(rest) > 1 {
 			return usageFail(stderr, "", unknownCommand(strings.Join(rest, " ")))
 		}
-		return cmd.execute(context.Background(), []string{"--help"}, stdout, stderr)
+		return cmd.execute(ctx, []string{"--help"}, s)
 	}
 	if strings.HasPrefix(name, "-") {
 		return usageFail(stderr, "", usageErrorf("unknown flag %s (commands take flags after their name; see 'leadership --help')", name))
@@ -78,7 +114,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if cmd == nil {
 		return usageFail(stderr, "", unknownCommand(name))
 	}
-	return cmd.execute(context.Background(), rest, stdout, stderr)
+	return cmd.execute(ctx, rest, s)
 }
 
 // lookup returns the subcommand called name, or nil.
@@ -102,12 +138,13 @@ func unknownCommand(name string) error {
 
 // execute parses the command's flags, environment variables and arguments,
 // runs it, and maps its outcome to an exit code.
-func (c *command) execute(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+func (c *command) execute(ctx context.Context, args []string, s streams) int {
+	stderr := s.stderr
 	fs := newFlagSet(c.name)
 	runCmd := c.setup(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			c.printHelp(stdout, fs)
+			c.printHelp(s.stdout, fs)
 			return exitOK
 		}
 		return usageFail(stderr, c.name, usageErrorf("%s (see 'leadership %s --help')", flagError(err), c.name))
@@ -115,15 +152,45 @@ func (c *command) execute(ctx context.Context, args []string, stdout, stderr io.
 	if err := applyEnv(fs, os.LookupEnv); err != nil {
 		return usageFail(stderr, c.name, err)
 	}
-	if err := runCmd(ctx, fs.Args(), stdout); err != nil {
+	if err := runCmd(ctx, fs.Args(), s); err != nil {
 		var ue *usageError
 		if errors.As(err, &ue) {
 			return usageFail(stderr, c.name, err)
 		}
-		fmt.Fprintf(stderr, "leadership: %s: %v\n", c.name, err)
-		return exitFailure
+		code := exitFailure
+		var xe *exitError
+		if errors.As(err, &xe) {
+			code = xe.code
+			if xe.err == nil {
+				return code // the command has said what happened
+			}
+		}
+		fmt.Fprintf(stderr, "leadership: %s: %s\n", c.name, oneLine(err.Error()))
+		return code
 	}
 	return exitOK
+}
+
+// exitError ends a command with a specific exit code. With a nil err
+// nothing more is printed.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// oneLine folds a message onto one line, so that every error is one line
+// on stderr.
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", " ")), " ")
 }
 
 // usageError is a mistake on the command line: it exits with exitUsage.
@@ -142,15 +209,23 @@ func usageFail(stderr io.Writer, cmd string, err error) int {
 	if cmd != "" {
 		cmd += ": "
 	}
-	fmt.Fprintf(stderr, "leadership: %s%v\n", cmd, err)
+	fmt.Fprintf(stderr, "leadership: %s%s\n", cmd, oneLine(err.Error()))
 	return exitUsage
 }
 
-// exitStatusHelp documents the exit codes; every help text ends with it.
+// exitStatusHelp documents the exit codes; every help text ends with it
+// (followed by the command's own codes).
 const exitStatusHelp = `Exit status:
   0  success
   1  runtime failure (store error, election error, something did not happen in time)
-  2  usage error (unknown command or flag, bad flag or environment value)
+  2  usage error (unknown command or flag, bad flag or environment value, bad store URL)
+`
+
+// exitStatusAll lists the codes of every command, for the top-level usage.
+const exitStatusAll = exitStatusHelp + `  3  status: the election has no leader
+  4  follow, proxy, run: the election was ended (leadership end)
+  run: when COMMAND ends by itself while leading, its exit status (128+N
+  after signal N); 127 when COMMAND cannot be started
 `
 
 // printUsage writes the top-level usage text to w.
@@ -168,13 +243,15 @@ Commands:
 		fmt.Fprintf(&b, "  %-10s %s\n", c.name, c.summary)
 	}
 	b.WriteString(`
-Run 'leadership <command> --help' for a command's flags.
+Run 'leadership <command> --help' for a command's flags. The commands that
+join an election take --store URL (memory://NAME, etcd://h:2379, consul://,
+zk://, redis://, postgres://...; see docs/cli.md) and --key KEY.
 
 Every flag can also be set by an environment variable named LEADERSHIP_ and
 the flag's name in upper case with dashes as underscores (--ttl is
 LEADERSHIP_TTL); a flag given on the command line wins over its variable.
 
 `)
-	b.WriteString(exitStatusHelp)
+	b.WriteString(exitStatusAll)
 	_, _ = io.WriteString(w, b.String())
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -14,8 +15,14 @@ import (
 	"go.uber.org/goleak"
 )
 
-// TestMain fails the package's tests if any goroutine outlives them.
+// TestMain fails the package's tests if any goroutine outlives them. When
+// started as the COMMAND of leadership run by a test, the binary plays the
+// recording child instead (see childMain).
 func TestMain(m *testing.M) {
+	if os.Getenv(childRecordsEnv) != "" {
+		childMain()
+		return
+	}
 	goleak.VerifyTestMain(m)
 }
 
@@ -52,6 +59,12 @@ func TestDemo(t *testing.T) {
 		"resign handoff (Resign -> next elected)",
 		"vanish -> takeover (successor elected)",
 		"(vanished) reported",
+		"A proxy at http://127.0.0.1:",
+		"3 requests via the proxy answered by: node-",
+		"=> requests follow the leader: OK",
+		`request via the proxy -> 200 "hello from node-`,
+		"requests through the proxy got, in order: ",
+		"vanish -> successor answered via proxy",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
@@ -109,7 +122,37 @@ func TestHelp(t *testing.T) {
 	if code != exitUsage || !strings.Contains(errOut, "Commands:") {
 		t.Errorf("no arguments: exit %d, stderr %q", code, errOut)
 	}
+	common := []string{"--store URL", "$LEADERSHIP_STORE", "--key KEY", "$LEADERSHIP_KEY", "memory://NAME", "Exit status", "2  usage error"}
+	for cmd, wants := range map[string][]string{
+		"run": {"--name NAME", "$LEADERSHIP_NAME", "--ttl DURATION", "(default 15s)", "--grace DURATION", "min(TTL/4, 5s)", "$LEADERSHIP_GRACE",
+			"--restart", "LEADERSHIP_TOKEN", "LEADERSHIP_LEADER", "LEADERSHIP_TERM_STARTED", "margin = grace + min(TTL/10, 500ms)",
+			"SIGKILL", "127  COMMAND could not be found", "4  the election was ended"},
+		"follow": {"--json", "TIME LEADER TERM", `"-"`, "4  the election was ended"},
+		"status": {"--json", "3  the election has no leader"},
+		"proxy":  {"--listen ADDR", "$LEADERSHIP_LISTEN", "--health-path PATH", `(default "/.leadership/health")`, "Retry-After: 1", "502", "Upgrade", "4  the election was ended"},
+		"end":    {"EndElection"},
+	} {
+		code, out, errOut := runCLI(t, cmd, "--help")
+		if code != exitOK || errOut != "" {
+			t.Errorf("%s --help: exit %d, stderr %q", cmd, code, errOut)
+		}
+		for _, want := range append(common, wants...) {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s --help lacks %q:\n%s", cmd, want, out)
+			}
+		}
+	}
+	_, out, _ := runCLI(t, "--help")
+	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "3  status: the election has no leader", "4  follow, proxy, run"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("usage lacks %q:\n%s", want, out)
+		}
+	}
 }
+
+// noStore clears the variables that could give the store and the key, so
+// that the tests do not depend on the environment they run in.
+var noStore = map[string]string{"LEADERSHIP_STORE": "", "LEADERSHIP_KEY": "", "LEADERSHIP_NAME": ""}
 
 // TestUsageErrors checks that mistakes exit with 2 and one line on stderr.
 func TestUsageErrors(t *testing.T) {
@@ -132,6 +175,25 @@ func TestUsageErrors(t *testing.T) {
 		{"top-level flag", nil, []string{"--ttl", "1s"}, "unknown flag --ttl"},
 		{"bad env ttl", map[string]string{"LEADERSHIP_TTL": "bogus"}, []string{"demo"}, "LEADERSHIP_TTL"},
 		{"bad env candidates", map[string]string{"LEADERSHIP_CANDIDATES": "1"}, []string{"demo"}, "--candidates 1"},
+		{"run without store", noStore, []string{"run", "--key", "k", "--name", "n", "--", "true"}, "--store is required (or set LEADERSHIP_STORE)"},
+		{"run without key", noStore, []string{"run", "--store", "memory://x", "--name", "n", "--", "true"}, "--key is required"},
+		{"run without name", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--", "true"}, "--name is required"},
+		{"run without command", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n"}, "missing COMMAND"},
+		{"run grace too long", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n", "--ttl", "2s", "--grace", "1s", "--", "true"},
+			"--grace 1s leaves no safe margin: grace + 200ms (min(TTL/10, 500ms)) must be under half the --ttl 2s; lower --grace or raise --ttl"},
+		{"run negative grace", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n", "--grace", "-1s", "--", "true"}, `invalid value "-1s" for flag --grace: negative duration`},
+		{"run ttl", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n", "--ttl", "25h", "--", "true"}, "--ttl 25h0m0s: must be between"},
+		{"run env grace", map[string]string{"LEADERSHIP_GRACE": "soon"}, []string{"run", "--", "true"}, "LEADERSHIP_GRACE"},
+		{"follow without key", noStore, []string{"follow", "--store", "memory://x"}, "--key is required"},
+		{"follow argument", noStore, []string{"follow", "--store", "memory://x", "--key", "k", "extra"}, `unexpected argument "extra"`},
+		{"status unknown flag", noStore, []string{"status", "--store", "memory://x", "--key", "k", "--yaml"}, "not defined: --yaml"},
+		{"status bad scheme", noStore, []string{"status", "--store", "nosuch://x", "--key", "k"}, `scheme "nosuch": unknown`},
+		{"status no scheme", noStore, []string{"status", "--store", "localhost:2379", "--key", "k"}, "--store: open: store URL: scheme"},
+		{"status bad scheme from env", map[string]string{"LEADERSHIP_STORE": "nosuch://x"}, []string{"status", "--key", "k"}, `scheme "nosuch"`},
+		{"end without store", noStore, []string{"end", "--key", "k"}, "--store is required"},
+		{"proxy without listen", noStore, []string{"proxy", "--store", "memory://x", "--key", "k"}, "--listen is required"},
+		{"proxy bad listen", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", "8080"}, `--listen "8080": want host:port`},
+		{"proxy bad health path", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", ":0", "--health-path", "health"}, "must start with /"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			for k, v := range tc.env {

@@ -1,0 +1,158 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/store/open"
+)
+
+// storeHelp is the help line of --store, shared by every command that
+// joins an election.
+const storeHelp = "store `URL`, required: memory://NAME, etcd://h1:2379,h2:2379, consul://h:8500, " +
+	"zk://h:2181, redis://h:6379, postgres://user:pass@h:5432/db?sslmode=disable (see docs/cli.md)"
+
+// storeAbout is the paragraph every election command's help ends its
+// description with.
+const storeAbout = `
+
+The store is named by a URL (--store or $LEADERSHIP_STORE), as in
+store/open: memory://NAME is the embedded store, shared only within one
+process; etcd://, consul://, zk://, redis:// and postgres:// reach a server.`
+
+// electionFlags are the flags every election command takes.
+type electionFlags struct {
+	store string
+	key   string
+}
+
+// add defines --store and --key on fs.
+func (e *electionFlags) add(fs *flag.FlagSet) {
+	fs.StringVar(&e.store, "store", "", storeHelp)
+	fs.StringVar(&e.key, "key", "", "election `KEY` in the store, required")
+}
+
+// validate checks that --store and --key were given.
+func (e *electionFlags) validate() error {
+	switch {
+	case strings.TrimSpace(e.store) == "":
+		return usageErrorf("--store is required (or set LEADERSHIP_STORE), as in --store etcd://127.0.0.1:2379")
+	case strings.Trim(e.key, "/ ") == "":
+		return usageErrorf("--key is required (or set LEADERSHIP_KEY): the election's key, as in --key service/leader")
+	}
+	return nil
+}
+
+// redacted is the store URL with its secrets masked, for messages.
+func (e *electionFlags) redacted() string {
+	if s, err := open.Parse(e.store); err == nil {
+		return s.String()
+	}
+	return "the store"
+}
+
+// openStoreFunc opens a store from its URL; tests replace it to get hold
+// of the handles the commands open.
+var openStoreFunc = open.Store
+
+// openTimeout bounds opening the store.
+const openTimeout = 30 * time.Second
+
+// open opens the store. A malformed URL, an unknown scheme or a backend
+// this build lacks is a *usageError; anything else (an unreachable server)
+// is a runtime error.
+func (e *electionFlags) open(ctx context.Context) (store.Store, error) {
+	ctx, cancel := context.WithTimeout(ctx, openTimeout)
+	defer cancel()
+	kv, err := openStoreFunc(ctx, e.store)
+	switch {
+	case err == nil:
+		return kv, nil
+	case errors.Is(err, open.ErrInvalidURL):
+		return nil, usageErrorf("--store: %v", err)
+	}
+	return nil, fmt.Errorf("cannot open %s: %w", e.redacted(), err)
+}
+
+// startError turns an error of RunForElection or FollowElection into the
+// command's error: bad arguments are usage errors, the rest runtime errors.
+func startError(err error) error {
+	switch {
+	case errors.Is(err, leadership.ErrInvalidTTL):
+		return usageErrorf("--ttl: %v", err)
+	case errors.Is(err, leadership.ErrEmptyKey):
+		return usageErrorf("--key: %v", err)
+	case errors.Is(err, leadership.ErrEmptyName):
+		return usageErrorf("--name: %v", err)
+	case errors.Is(err, leadership.ErrInvalidOption):
+		return usageErrorf("%v", err)
+	}
+	return fmt.Errorf("cannot read the election: %w", err)
+}
+
+// endedError is the outcome of a command whose election was ended.
+func endedError(key string) error {
+	return &exitError{code: exitEnded, err: fmt.Errorf("the election at key %q was ended (leadership end)", key)}
+}
+
+// logger writes timestamped diagnostic lines, one per call, from any
+// goroutine.
+type logger struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string // such as "leadership run: "
+}
+
+// printf writes one line: the time, the prefix and the message.
+func (l *logger) printf(format string, a ...any) {
+	msg := oneLine(fmt.Sprintf(format, a...))
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	_, _ = fmt.Fprintf(l.w, "%s %s%s\n", time.Now().Format("15:04:05.000"), l.prefix, msg)
+}
+
+// Write lets the logger carry another writer's output (a child's stderr
+// when it is not a file) without interleaving it with log lines.
+func (l *logger) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// observationLine formats a follower's observation as follow and status
+// print it: TIME LEADER TERM, with "-" for no leader.
+func observationLine(o leadership.Observation) string {
+	leader := o.Leader
+	if leader == "" {
+		leader = "-"
+	}
+	return fmt.Sprintf("%s %s %d", o.At.Format(time.RFC3339Nano), leader, o.Term)
+}
+
+// observationJSON is an observation as follow --json and status --json
+// print it.
+type observationJSON struct {
+	Time   string `json:"time"`
+	Leader string `json:"leader"`
+	Term   uint64 `json:"term"`
+}
+
+func toJSON(o leadership.Observation) observationJSON {
+	return observationJSON{Time: o.At.Format(time.RFC3339Nano), Leader: o.Leader, Term: o.Term}
+}
+
+// noArgs refuses arguments for commands that take flags only.
+func noArgs(cmd string, args []string) error {
+	if len(args) > 0 {
+		return usageErrorf("unexpected argument %q (%s takes flags only)", args[0], cmd)
+	}
+	return nil
+}

@@ -1,0 +1,458 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/store/memory"
+)
+
+// memoryURL returns a memory:// store URL unique to the test.
+func memoryURL(t *testing.T) (url, name string) {
+	name = fmt.Sprintf("cli-%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()), time.Now().UnixNano())
+	return "memory://" + name, name
+}
+
+// nameServer is a tiny HTTP server that answers its own address, streams
+// on /stream and echoes on an Upgrade to "echo" at /upgrade.
+type nameServer struct {
+	addr    string
+	srv     *httptest.Server
+	release chan struct{} // /stream writes its last chunk once this is closed
+	hits    atomic.Int64
+}
+
+func newNameServer(t *testing.T) *nameServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &nameServer{addr: ln.Addr().String(), release: make(chan struct{})}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		s.hits.Add(1)
+		w.Header().Set("X-Forwarded-For-Seen", r.Header.Get("X-Forwarded-For"))
+		w.Header().Set("X-Forwarded-Host-Seen", r.Header.Get("X-Forwarded-Host"))
+		_, _ = io.WriteString(w, s.addr)
+	})
+	mux.HandleFunc("/stream", func(w http.ResponseWriter, r *http.Request) {
+		_, _ = fmt.Fprintf(w, "first %s\n", s.addr)
+		w.(http.Flusher).Flush()
+		select {
+		case <-s.release:
+			_, _ = io.WriteString(w, "last\n")
+		case <-time.After(10 * time.Second):
+			_, _ = io.WriteString(w, "timeout\n")
+		case <-r.Context().Done():
+		}
+	})
+	mux.HandleFunc("/upgrade", func(w http.ResponseWriter, r *http.Request) {
+		if !strings.EqualFold(r.Header.Get("Upgrade"), "echo") || !strings.Contains(strings.ToLower(r.Header.Get("Connection")), "upgrade") {
+			http.Error(w, "want Upgrade: echo", http.StatusBadRequest)
+			return
+		}
+		conn, rw, err := http.NewResponseController(w).Hijack()
+		if err != nil {
+			return
+		}
+		defer conn.Close()
+		_, _ = rw.WriteString("HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+		_ = rw.Flush()
+		for {
+			line, err := rw.ReadString('\n')
+			if err != nil {
+				return
+			}
+			_, _ = rw.WriteString(s.addr + ": " + line)
+			if rw.Flush() != nil {
+				return
+			}
+		}
+	})
+	s.srv = httptest.NewUnstartedServer(mux)
+	_ = s.srv.Listener.Close()
+	s.srv.Listener = ln
+	s.srv.Start()
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// testCandidate is a candidate of the in-process tests, on its own handle.
+type testCandidate struct {
+	name string
+	h    *memory.Store
+	c    *leadership.Candidate
+}
+
+// startCandidate starts a candidate named name on the memory store.
+func startCandidate(t *testing.T, storeName, key, name string, ttl time.Duration) *testCandidate {
+	t.Helper()
+	h, err := memory.Open(storeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := leadership.NewCandidate(h, key, name, ttl)
+	if _, _, err := c.RunForElection(); err != nil {
+		t.Fatal(err)
+	}
+	tc := &testCandidate{name: name, h: h, c: c}
+	t.Cleanup(func() {
+		c.Stop()
+		_ = h.Close()
+	})
+	return tc
+}
+
+// leaderOf returns the candidate that leads, waiting for one.
+func leaderOf(t *testing.T, cands []*testCandidate) *testCandidate {
+	t.Helper()
+	var leader *testCandidate
+	if !waitFor(10*time.Second, func() bool {
+		for _, c := range cands {
+			if c.c.IsLeader() {
+				leader = c
+				return true
+			}
+		}
+		return false
+	}) {
+		t.Fatal("no leader within 10s")
+	}
+	return leader
+}
+
+// startTestProxy runs the proxy command in-process and returns its base URL.
+func startTestProxy(t *testing.T, storeURL, key string, extra ...string) (*inProcess, string) {
+	t.Helper()
+	addrs := make(chan string, 1)
+	proxyListening = func(addr string) { addrs <- addr }
+	t.Cleanup(func() { proxyListening = func(string) {} })
+	args := append([]string{"proxy", "--store", storeURL, "--key", key, "--listen", "127.0.0.1:0"}, extra...)
+	p := startInProcess(context.Background(), t, args...)
+	select {
+	case addr := <-addrs:
+		return p, "http://" + addr
+	case <-p.done:
+		t.Fatalf("proxy exited with %d: %s", p.code, p.stderr.String())
+	case <-time.After(10 * time.Second):
+		t.Fatalf("proxy not listening after 10s: %s", p.stderr.String())
+	}
+	return nil, ""
+}
+
+// testClient makes requests without keeping connections, so that no
+// goroutine outlives a test.
+func testClient() *http.Client {
+	return &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+}
+
+// get returns the status, body and header of a GET.
+func get(t *testing.T, c *http.Client, url string) (int, string, http.Header) {
+	t.Helper()
+	resp, err := c.Get(url)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: read: %v", url, err)
+	}
+	return resp.StatusCode, string(body), resp.Header
+}
+
+// health returns the proxy's health answer.
+func health(t *testing.T, c *http.Client, base string) (int, proxyHealth) {
+	t.Helper()
+	code, body, h := get(t, c, base+proxyDefaultHealthPath)
+	var ph proxyHealth
+	if err := json.Unmarshal([]byte(body), &ph); err != nil {
+		t.Fatalf("health body %q: %v", body, err)
+	}
+	if ct := h.Get("Content-Type"); ct != "application/json" {
+		t.Errorf("health Content-Type %q", ct)
+	}
+	return code, ph
+}
+
+// TestProxy runs the proxy command against three in-process candidates
+// whose names are the addresses of three tiny servers.
+func TestProxy(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	key := "svc/leader"
+	client := testClient()
+	p, base := startTestProxy(t, storeURL, key)
+
+	// No leader yet: 503 with Retry-After, health 503.
+	code, body, h := get(t, client, base+"/anything")
+	if code != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || !strings.Contains(body, "no leader") {
+		t.Errorf("no leader: %d Retry-After %q body %q", code, h.Get("Retry-After"), body)
+	}
+	if code, ph := health(t, client, base); code != http.StatusServiceUnavailable || ph.Ready || ph.Leader != "" {
+		t.Errorf("health without leader: %d %+v", code, ph)
+	}
+
+	servers := map[string]*nameServer{}
+	var cands []*testCandidate
+	for range 3 {
+		s := newNameServer(t)
+		servers[s.addr] = s
+		cands = append(cands, startCandidate(t, storeName, key, s.addr, 2*time.Second))
+	}
+	leader := leaderOf(t, cands)
+	if !waitFor(5*time.Second, func() bool { c, ph := health(t, client, base); return c == 200 && ph.Leader == leader.name }) {
+		t.Fatalf("health never named %s", leader.name)
+	}
+	code, ph := health(t, client, base)
+	term, _ := leader.c.CurrentTerm()
+	if code != 200 || !ph.Ready || ph.Term != term.Token {
+		t.Errorf("health with leader: %d %+v, want term %d", code, ph, term.Token)
+	}
+
+	// Every request reaches the leader, with X-Forwarded-* set.
+	for i := range 20 {
+		code, body, h := get(t, client, fmt.Sprintf("%s/req/%d", base, i))
+		if code != 200 || body != leader.name {
+			t.Fatalf("request %d: %d %q, want 200 from %s", i, code, body, leader.name)
+		}
+		if h.Get("X-Forwarded-For-Seen") != "127.0.0.1" || h.Get("X-Forwarded-Host-Seen") != strings.TrimPrefix(base, "http://") {
+			t.Errorf("X-Forwarded-For %q, X-Forwarded-Host %q", h.Get("X-Forwarded-For-Seen"), h.Get("X-Forwarded-Host-Seen"))
+		}
+	}
+	for addr, s := range servers {
+		if addr != leader.name && s.hits.Load() != 0 {
+			t.Errorf("%s is not the leader but got %d requests", addr, s.hits.Load())
+		}
+	}
+
+	// Streaming: the first chunk arrives while the server still holds the
+	// response open.
+	t.Run("stream", func(t *testing.T) {
+		resp, err := client.Get(base + "/stream")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		first := make(chan string, 1)
+		br := bufio.NewReader(resp.Body)
+		go func() {
+			l, _ := br.ReadString('\n')
+			first <- l
+		}()
+		select {
+		case l := <-first:
+			if l != "first "+leader.name+"\n" {
+				t.Errorf("first chunk %q", l)
+			}
+		case <-time.After(5 * time.Second):
+			close(servers[leader.name].release)
+			t.Fatal("the first chunk did not come through before the response ended: the proxy buffers")
+		}
+		close(servers[leader.name].release)
+		rest, _ := io.ReadAll(br)
+		if string(rest) != "last\n" {
+			t.Errorf("rest %q", rest)
+		}
+	})
+
+	// Upgrade: a raw Upgrade request is switched and echoed by the leader.
+	t.Run("upgrade", func(t *testing.T) {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		_, _ = io.WriteString(conn, "GET /upgrade HTTP/1.1\r\nHost: proxy\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+		br := bufio.NewReader(conn)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if resp.StatusCode != http.StatusSwitchingProtocols || resp.Header.Get("Upgrade") != "echo" {
+			t.Fatalf("upgrade: %s %v", resp.Status, resp.Header)
+		}
+		for _, msg := range []string{"ping", "pong"} {
+			_, _ = io.WriteString(conn, msg+"\n")
+			got, err := br.ReadString('\n')
+			if err != nil || got != leader.name+": "+msg+"\n" {
+				t.Fatalf("echo of %q: %q %v", msg, got, err)
+			}
+		}
+	})
+
+	// Resign: requests follow the handoff within milliseconds.
+	resigned := time.Now()
+	leader.c.Resign()
+	var next string
+	if !waitFor(5*time.Second, func() bool {
+		code, body, _ := get(t, client, base+"/")
+		if code == 200 && body != leader.name {
+			next = body
+			return true
+		}
+		return false
+	}) {
+		t.Fatal("requests did not follow the resign within 5s")
+	}
+	took := time.Since(resigned)
+	t.Logf("requests reached the next leader %s %v after Resign", next, took)
+	if took > time.Second {
+		t.Errorf("handoff took %v", took)
+	}
+	newLeader := leaderOf(t, cands)
+	for i := range 10 {
+		if code, body, _ := get(t, client, base+"/"); code != 200 || body != newLeader.name {
+			t.Fatalf("after the handoff, request %d: %d %q, want %s", i, code, body, newLeader.name)
+		}
+	}
+
+	// No leader: every candidate stops (releasing at once).
+	for _, c := range cands {
+		c.c.Stop()
+	}
+	if !waitFor(5*time.Second, func() bool { c, _, _ := get(t, client, base+"/"); return c == http.StatusServiceUnavailable }) {
+		t.Fatal("no 503 after every candidate stopped")
+	}
+	code, body, h = get(t, client, base+"/x")
+	if code != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || !strings.Contains(body, "no leader") {
+		t.Errorf("after stop: %d Retry-After %q body %q", code, h.Get("Retry-After"), body)
+	}
+	if code, ph := health(t, client, base); code != http.StatusServiceUnavailable || ph.Ready {
+		t.Errorf("health after stop: %d %+v", code, ph)
+	}
+
+	// A leader whose name is not an address: 503 naming it.
+	startCandidate(t, storeName, key, "not-an-address", 2*time.Second)
+	if !waitFor(5*time.Second, func() bool { _, ph := health(t, client, base); return ph.Leader == "not-an-address" }) {
+		t.Fatal("health never named not-an-address")
+	}
+	code, body, _ = get(t, client, base+"/")
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "not an address") {
+		t.Errorf("unusable name: %d %q", code, body)
+	}
+	if code, ph := health(t, client, base); code != http.StatusServiceUnavailable || ph.Ready || ph.Leader != "not-an-address" {
+		t.Errorf("health with unusable name: %d %+v", code, ph)
+	}
+
+	if code := p.stop(t); code != exitOK {
+		t.Errorf("proxy exit %d after cancel; stderr:\n%s", code, p.stderr.String())
+	}
+	for _, want := range []string{"listening on http://", "leader is 127.0.0.1:", "no leader", "not an address", "shutting down"} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("proxy log lacks %q:\n%s", want, p.stderr.String())
+		}
+	}
+}
+
+// TestProxyBadGateway checks the 502 when the leader does not answer.
+func TestProxyBadGateway(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dead := ln.Addr().String()
+	_ = ln.Close()
+	_, base := startTestProxy(t, storeURL, "k")
+	startCandidate(t, storeName, "k", dead, time.Second)
+	client := testClient()
+	if !waitFor(5*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
+		t.Fatal("no leader")
+	}
+	code, body, _ := get(t, client, base+"/")
+	if code != http.StatusBadGateway || !strings.Contains(body, "did not answer") {
+		t.Errorf("dead leader: %d %q", code, body)
+	}
+}
+
+// TestProxyEnded checks that the proxy exits with 4 when the election ends.
+func TestProxyEnded(t *testing.T) {
+	storeURL, _ := memoryURL(t)
+	p, _ := startTestProxy(t, storeURL, "k")
+	if code, out, errOut := runCLI(t, "end", "--store", storeURL, "--key", "k"); code != exitOK {
+		t.Fatalf("end: %d %q %q", code, out, errOut)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitEnded {
+		t.Errorf("proxy exit %d, want %d; stderr:\n%s", code, exitEnded, p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "was ended") {
+		t.Errorf("stderr lacks the reason:\n%s", p.stderr.String())
+	}
+}
+
+// TestLeaderURL checks which names are addresses.
+func TestLeaderURL(t *testing.T) {
+	for name, want := range map[string]string{
+		"127.0.0.1:8080":                "http://127.0.0.1:8080",
+		"node-1.example:80":             "http://node-1.example:80",
+		"[::1]:9000":                    "http://[::1]:9000",
+		"http://10.0.0.5:8080":          "http://10.0.0.5:8080",
+		"https://api.example/prefix":    "https://api.example/prefix",
+		"http://10.0.0.5:8080/x?y=1#f":  "http://10.0.0.5:8080/x",
+		"":                              "",
+		"node-1":                        "",
+		":8080":                         "",
+		"host:0":                        "",
+		"host:http":                     "",
+		"ftp://h:21":                    "",
+		"http://":                       "",
+		"http://user:pw@h:1":            "",
+		"127.0.0.1:8080 trailing space": "",
+	} {
+		u, err := leaderURL(name)
+		switch {
+		case want == "" && err == nil:
+			t.Errorf("%q: got %v, want an error", name, u)
+		case want != "" && (err != nil || u.String() != want):
+			t.Errorf("%q: got %v, %v, want %s", name, u, err, want)
+		}
+	}
+}
+
+// TestProxyShutdownClosesUpgrades checks that stopping the proxy closes
+// upgraded connections and does not wait for them.
+func TestProxyShutdownClosesUpgrades(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	s := newNameServer(t)
+	p, base := startTestProxy(t, storeURL, "k", "--shutdown-timeout", "30s")
+	startCandidate(t, storeName, "k", s.addr, time.Minute)
+	client := testClient()
+	if !waitFor(5*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
+		t.Fatal("no leader")
+	}
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	_, _ = io.WriteString(conn, "GET /upgrade HTTP/1.1\r\nHost: proxy\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("upgrade: %v %v", resp, err)
+	}
+	began := time.Now()
+	if code := p.stop(t); code != exitOK {
+		t.Errorf("exit %d; stderr:\n%s", code, p.stderr.String())
+	}
+	if _, err := br.ReadString('\n'); err == nil {
+		t.Error("the upgraded connection is still open after the proxy stopped")
+	}
+	if took := time.Since(began); took > 5*time.Second {
+		t.Errorf("shutdown took %v", took)
+	}
+}

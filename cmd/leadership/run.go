@@ -1,0 +1,448 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/leadership-go/leadership"
+)
+
+// Defaults and limits of run.
+const (
+	runDefaultTTL = 15 * time.Second
+	// runMaxGrace caps the default grace period.
+	runMaxGrace = 5 * time.Second
+	// runMaxSlack caps the slack added to the grace period in the safety
+	// margin: the time SIGKILL and the kernel need to end the child, and
+	// the drift between this machine's clock rate and the others'.
+	runMaxSlack = 500 * time.Millisecond
+)
+
+const runAbout = `
+Campaigns for the election at --key as --name and runs COMMAND while it
+leads, like 'consul lock' or 'etcdctl elect': at most one COMMAND runs at any
+instant across every 'leadership run' of the key.
+
+When elected, run starts COMMAND with stdin, stdout and stderr passed
+through and these variables added to its environment:
+  LEADERSHIP_TOKEN         the term's fencing token (only grows; give it to
+                           what COMMAND writes to, to refuse stale leaders)
+  LEADERSHIP_LEADER        --name
+  LEADERSHIP_KEY           --key (also the --key of a leadership command
+                           that COMMAND runs)
+  LEADERSHIP_TERM_STARTED  when the term began, RFC 3339 (UTC)
+
+When leadership ends (lost, or the lease could not be renewed in time),
+run sends SIGTERM to COMMAND's process group, then SIGKILL after --grace,
+and campaigns again: COMMAND starts anew at the next term won.
+
+Safety rule: the term ends at its last renewal + TTL - margin, where
+margin = grace + min(TTL/10, 500ms); other candidates can take over only at
+last renewal + TTL. So COMMAND is dead before anyone else can be elected.
+The margin must be under TTL/2: with a long --grace, raise --ttl.
+The lease is renewed every (TTL - margin)/3.
+
+When COMMAND exits by itself while leading, run releases leadership at
+once and exits with COMMAND's exit status (128+N if a signal N ended it);
+with --restart it releases leadership and campaigns again instead.
+On SIGINT or SIGTERM, run stops COMMAND (SIGTERM, SIGKILL after --grace),
+releases leadership at once (the next candidate takes over without waiting
+for the TTL) and exits 0. A second signal kills run at once.
+
+COMMAND runs in its own process group, so it cannot read a terminal; when
+it ends, whatever is left in its group is killed. If run itself is killed
+(SIGKILL), the kernel kills COMMAND (parent-death signal); processes that
+COMMAND started are not covered by that: use exec in wrapper scripts.
+Elections, losses and COMMAND's start and stop are logged on stderr.` + storeAbout
+
+const runExits = `  4  the election was ended (leadership end)
+  127  COMMAND could not be found or started
+  otherwise, when COMMAND exits by itself while leading: COMMAND's exit
+  status (128+N if signal N ended it)
+`
+
+// runConfig holds run's flags and command.
+type runConfig struct {
+	electionFlags
+	name    string
+	ttl     time.Duration
+	grace   optionalDuration
+	restart bool
+	argv    []string // COMMAND ARGS...
+}
+
+// optionalDuration is a duration flag that knows whether it was set, so
+// that its default can depend on other flags and 0 remains a value.
+type optionalDuration struct {
+	d   time.Duration
+	set bool
+}
+
+func (o *optionalDuration) String() string {
+	if o == nil || !o.set {
+		return ""
+	}
+	return o.d.String()
+}
+
+func (o *optionalDuration) Set(s string) error {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return errors.New("parse error")
+	}
+	if d < 0 {
+		return errors.New("negative duration")
+	}
+	o.d, o.set = d, true
+	return nil
+}
+
+// runCommand describes the run subcommand.
+func runCommand() *command {
+	return &command{
+		name:    "run",
+		args:    "--store URL --key KEY --name NAME [--ttl 15s] [--grace D] [--restart] -- COMMAND [ARGS...]",
+		summary: "run COMMAND while this process leads (like consul lock)",
+		about:   runAbout,
+		exits:   runExits,
+		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
+			var cfg runConfig
+			cfg.add(fs)
+			fs.StringVar(&cfg.name, "name", "", "this candidate's `NAME`, required; what followers and the proxy see (an address such as 10.0.0.5:8080 for leadership proxy)")
+			fs.DurationVar(&cfg.ttl, "ttl", runDefaultTTL, "lease `DURATION`: another candidate takes over at most this long after this one vanished")
+			fs.Var(&cfg.grace, "grace", "wait this `DURATION` between SIGTERM and SIGKILL when stopping COMMAND (default min(TTL/4, 5s))")
+			fs.BoolVar(&cfg.restart, "restart", false, "when COMMAND exits by itself while leading, release leadership and campaign again instead of exiting")
+			return func(ctx context.Context, args []string, s streams) error {
+				cfg.argv = args
+				if err := cfg.validate(); err != nil {
+					return err
+				}
+				return runRun(ctx, cfg, s)
+			}
+		},
+	}
+}
+
+// graceD is the grace period: --grace, or min(TTL/4, 5s).
+func (c *runConfig) graceD() time.Duration {
+	if c.grace.set {
+		return c.grace.d
+	}
+	return min(c.ttl/4, runMaxGrace)
+}
+
+// slack is what the safety margin adds to the grace period.
+func (c *runConfig) slack() time.Duration { return min(c.ttl/10, runMaxSlack) }
+
+// margin is the safety margin: the term ends this long before anyone else
+// could be elected, leaving the grace period and the slack to stop COMMAND.
+func (c *runConfig) margin() time.Duration { return c.graceD() + c.slack() }
+
+// validate checks run's flags and command.
+func (c *runConfig) validate() error {
+	if err := c.electionFlags.validate(); err != nil {
+		return err
+	}
+	switch {
+	case strings.TrimSpace(c.name) == "":
+		return usageErrorf("--name is required (or set LEADERSHIP_NAME): the name followers see, as in --name 10.0.0.5:8080")
+	case c.ttl < leadership.MinTTL || c.ttl > leadership.MaxTTL:
+		return usageErrorf("--ttl %v: must be between %v and %v", c.ttl, leadership.MinTTL, leadership.MaxTTL)
+	case len(c.argv) == 0:
+		return usageErrorf("missing COMMAND: leadership run [flags] -- COMMAND [ARGS...]")
+	case c.margin() >= c.ttl/2:
+		return usageErrorf("--grace %v leaves no safe margin: grace + %v (min(TTL/10, 500ms)) must be under half the --ttl %v; lower --grace or raise --ttl",
+			c.graceD(), c.slack(), c.ttl)
+	}
+	return nil
+}
+
+// runRun campaigns and runs the child while leading, until ctx ends, the
+// child exits by itself, or the election is ended.
+func runRun(ctx context.Context, cfg runConfig, s streams) error {
+	lg := &logger{w: s.stderr, prefix: "leadership run: " + cfg.name + ": "}
+	if childSysProcAttr() == nil {
+		return signalGroup(0, syscall.SIGTERM) // not supported here
+	}
+	if !hasParentDeathSignal {
+		lg.printf("warning: this system has no parent-death signal: if run is killed with SIGKILL, COMMAND keeps running")
+	}
+	path, err := exec.LookPath(cfg.argv[0])
+	if err != nil {
+		return &exitError{code: exitNoExec, err: fmt.Errorf("COMMAND %q: %w", cfg.argv[0], err)}
+	}
+	kv, err := cfg.open(ctx)
+	if err != nil {
+		return err
+	}
+	defer kv.Close()
+
+	margin := cfg.margin()
+	cand := leadership.NewCandidate(kv, cfg.key, cfg.name, cfg.ttl,
+		leadership.WithSafetyMargin(margin),
+		leadership.WithRenewInterval((cfg.ttl-margin)/3))
+	elected, errs, err := cand.RunForElection()
+	if err != nil {
+		return startError(err)
+	}
+	defer cand.Stop()
+	lg.printf("campaigning for key %q on %s (TTL %v, grace %v, margin %v)", cfg.key, cfg.redacted(), cfg.ttl, cfg.graceD(), margin)
+
+	r := &runner{cfg: cfg, path: path, s: s, log: lg}
+	if _, ok := s.stderr.(*os.File); !ok {
+		r.childStderr = lg // keep the child's lines whole among the log's
+	} else {
+		r.childStderr = s.stderr
+	}
+	var child *childProc
+	// startIfLeading starts the child if there is none and this candidate
+	// leads a term that is not over.
+	startIfLeading := func() error {
+		if child != nil {
+			return nil
+		}
+		term, ok := cand.CurrentTerm()
+		if !ok || term.Context().Err() != nil {
+			return nil
+		}
+		c, err := r.start(term)
+		if err != nil {
+			return &exitError{code: exitNoExec, err: fmt.Errorf("cannot start COMMAND: %w", err)}
+		}
+		child = c
+		return nil
+	}
+	// stopChild stops the child, if any, and waits until it is gone.
+	stopChild := func(why string) {
+		if child != nil {
+			child.stop(why)
+			<-child.done
+			r.logExit(child)
+			child = nil
+		}
+	}
+	var childDone <-chan struct{}
+	var leading uint64 // the token of the term this candidate leads, 0 if none
+	for {
+		childDone = nil
+		if child != nil {
+			childDone = child.done
+		}
+		select {
+		case <-ctx.Done():
+			stopChild("run was asked to stop")
+			cand.Stop()
+			lg.printf("released leadership; exiting")
+			return nil
+
+		case v, ok := <-elected:
+			if !ok {
+				stopChild("the election ended")
+				<-cand.Done()
+				if errors.Is(cand.Err(), leadership.ErrElectionEnded) {
+					return endedError(cfg.key)
+				}
+				return errors.New("the candidate stopped")
+			}
+			if v {
+				if term, ok := cand.CurrentTerm(); ok {
+					leading = term.Token
+					lg.printf("elected, token %d", term.Token)
+				}
+				if err := startIfLeading(); err != nil {
+					cand.Stop()
+					return err
+				}
+			} else if leading != 0 {
+				lg.printf("leadership of token %d ended", leading)
+				leading = 0
+			}
+
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			if !errors.Is(err, leadership.ErrElectionEnded) {
+				lg.printf("%v (retrying)", err)
+			}
+
+		case <-childDone:
+			c := child
+			child = nil
+			r.logExit(c)
+			if c.stopped() || c.term.Context().Err() != nil {
+				// Stopped because its term ended: lead again to run it again.
+				if err := startIfLeading(); err != nil {
+					cand.Stop()
+					return err
+				}
+				continue
+			}
+			if cfg.restart {
+				lg.printf("COMMAND exited by itself while leading: releasing leadership, campaigning again (--restart)")
+				cand.Resign()
+				continue
+			}
+			cand.Stop()
+			code := c.exitCode()
+			lg.printf("COMMAND exited by itself while leading: released leadership; exiting with status %d", code)
+			if code == 0 {
+				return nil
+			}
+			return &exitError{code: code}
+		}
+	}
+}
+
+// runner starts children.
+type runner struct {
+	cfg         runConfig
+	path        string
+	s           streams
+	log         *logger
+	childStderr io.Writer
+}
+
+// childProc is one run of COMMAND, for one term.
+type childProc struct {
+	term      leadership.Term
+	pid       int
+	grace     time.Duration
+	log       *logger
+	stopReq   chan string   // a reason to stop, sent once by stop
+	done      chan struct{} // closed once the child has been reaped
+	state     *os.ProcessState
+	waitErr   error
+	signalled atomic.Bool // set before the first signal is sent
+}
+
+// start starts the child for term and returns once it runs (or could not
+// start). It is stopped when the term's context ends or stop is called.
+//
+// On Linux the child is started with the parent-death signal SIGKILL
+// (childSysProcAttr), so that the kernel kills it if run dies, even by
+// SIGKILL. Linux sends that signal when the *thread* that forked the child
+// exits, not the process, and the Go runtime may end a thread (it does when
+// a goroutine locked to it exits): so the goroutine that starts the child
+// locks itself to its OS thread first and stays locked, blocked in Wait,
+// for the child's whole life; only once the child is reaped is the thread
+// released. The child also gets a process group of its own (its pid), so
+// that stopping it also reaches what it started.
+func (r *runner) start(term leadership.Term) (*childProc, error) {
+	c := &childProc{
+		term:    term,
+		grace:   r.cfg.graceD(),
+		log:     r.log,
+		stopReq: make(chan string, 1),
+		done:    make(chan struct{}),
+	}
+	cmd := exec.Command(r.path, r.cfg.argv[1:]...)
+	cmd.Args[0] = r.cfg.argv[0]
+	cmd.Env = append(os.Environ(),
+		"LEADERSHIP_TOKEN="+strconv.FormatUint(term.Token, 10),
+		"LEADERSHIP_LEADER="+r.cfg.name,
+		"LEADERSHIP_KEY="+r.cfg.key,
+		"LEADERSHIP_TERM_STARTED="+term.Began.UTC().Format(time.RFC3339Nano),
+	)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = r.s.stdin, r.s.stdout, r.childStderr
+	cmd.SysProcAttr = childSysProcAttr()
+	// exec.Cmd must not wait for its copying goroutines if the child left
+	// a descendant holding the pipes: the group is killed anyway.
+	cmd.WaitDelay = time.Second
+
+	started := make(chan error, 1)
+	go func() {
+		// Never unlocked before the child is reaped: see above.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		c.pid = cmd.Process.Pid
+		started <- nil
+		go c.watch()
+		c.waitErr = cmd.Wait()
+		c.state = cmd.ProcessState
+		// Whatever the child left in its group goes with it. The group
+		// cannot have been reused yet: its id is the child's pid, just
+		// reaped by this goroutine.
+		_ = signalGroup(c.pid, syscall.SIGKILL)
+		close(c.done)
+	}()
+	if err := <-started; err != nil {
+		return nil, err
+	}
+	r.log.printf("started COMMAND, pid %d, token %d", c.pid, term.Token)
+	return c, nil
+}
+
+// watch stops the child when its term ends or stop is called: SIGTERM to
+// its process group, then SIGKILL after the grace period.
+func (c *childProc) watch() {
+	var why string
+	select {
+	case <-c.done:
+		return
+	case <-c.term.Context().Done():
+		why = "leadership ended"
+	case why = <-c.stopReq:
+	}
+	c.signalled.Store(true)
+	c.log.printf("%s: stopping COMMAND, pid %d, token %d (SIGTERM, SIGKILL after %v)", why, c.pid, c.term.Token, c.grace)
+	_ = signalGroup(c.pid, syscall.SIGTERM)
+	t := time.NewTimer(c.grace)
+	defer t.Stop()
+	select {
+	case <-c.done:
+	case <-t.C:
+		c.log.printf("COMMAND, pid %d, still running after %v: SIGKILL", c.pid, c.grace)
+		_ = signalGroup(c.pid, syscall.SIGKILL)
+	}
+}
+
+// stop asks the watcher to stop the child; wait on done.
+func (c *childProc) stop(why string) {
+	select {
+	case c.stopReq <- why:
+	default:
+	}
+}
+
+// stopped reports whether run signalled the child (valid after done).
+func (c *childProc) stopped() bool { return c.signalled.Load() }
+
+// exitCode is the child's exit status, 128+N when signal N ended it
+// (valid after done).
+func (c *childProc) exitCode() int {
+	if c.state == nil {
+		return exitFailure
+	}
+	if ws, ok := c.state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return c.state.ExitCode()
+}
+
+// logExit logs how the child ended.
+func (r *runner) logExit(c *childProc) {
+	how := "exited"
+	if c.state != nil {
+		how = c.state.String()
+	} else if c.waitErr != nil {
+		how = c.waitErr.Error()
+	}
+	r.log.printf("COMMAND, pid %d, token %d, is gone: %s", c.pid, c.term.Token, how)
+}

@@ -1,0 +1,213 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/memory"
+)
+
+// handleSlot receives the memory handle a command opens, when its context
+// carries the slot (see captureHandles).
+type handleSlot struct {
+	mu sync.Mutex
+	h  *memory.Store
+}
+
+type handleSlotKey struct{}
+
+func (s *handleSlot) get() *memory.Store {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.h
+}
+
+// captureHandles makes commands whose context carries a *handleSlot put
+// the memory handle they open in it.
+func captureHandles(t *testing.T) {
+	old := openStoreFunc
+	openStoreFunc = func(ctx context.Context, url string) (store.Store, error) {
+		kv, err := old(ctx, url)
+		if slot, ok := ctx.Value(handleSlotKey{}).(*handleSlot); ok && err == nil {
+			slot.mu.Lock()
+			slot.h, _ = kv.(*memory.Store)
+			slot.mu.Unlock()
+		}
+		return kv, err
+	}
+	t.Cleanup(func() { openStoreFunc = old })
+}
+
+// recordingChild sets up the recording child for in-process runs: the
+// records file, in the environment the children inherit, and the command.
+func recordingChild(t *testing.T) (records string, argv []string) {
+	t.Helper()
+	records = filepath.Join(t.TempDir(), "records")
+	t.Setenv(childRecordsEnv, records)
+	t.Setenv("GORACE", childGorace())
+	return records, []string{testExecutable(t)}
+}
+
+// testExecutable is this test binary, which plays the recording child.
+func testExecutable(t *testing.T) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// TestRunChildEnvAndExit checks the child's environment and that a child
+// exiting by itself ends run with its status, leadership released.
+func TestRunChildEnvAndExit(t *testing.T) {
+	storeURL, _ := memoryURL(t)
+	p := startInProcess(t.Context(), t, "run", "--store", storeURL, "--key", "jobs/leader", "--name", "node-1", "--ttl", "1m", "--",
+		"/bin/sh", "-c", `echo "$LEADERSHIP_LEADER $LEADERSHIP_KEY $LEADERSHIP_TOKEN $LEADERSHIP_TERM_STARTED"; exit 7`)
+	if code := p.wait(t, 10*time.Second); code != 7 {
+		t.Fatalf("exit %d, want 7; stderr:\n%s", code, p.stderr.String())
+	}
+	f := strings.Fields(p.stdout.String())
+	if len(f) != 4 || f[0] != "node-1" || f[1] != "jobs/leader" || f[2] != "1" {
+		t.Fatalf("child saw %q", p.stdout.String())
+	}
+	if _, err := time.Parse(time.RFC3339, f[3]); err != nil {
+		t.Errorf("LEADERSHIP_TERM_STARTED %q: %v", f[3], err)
+	}
+	for _, want := range []string{"elected, token 1", "started COMMAND, pid", "exit status 7", "released leadership; exiting with status 7"} {
+		if !strings.Contains(p.stderr.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, p.stderr.String())
+		}
+	}
+	// Released at once, although the TTL is a minute.
+	if code, out, _ := runCLI(t, "status", "--store", storeURL, "--key", "jobs/leader"); code != exitNoLeader {
+		t.Errorf("status after exit: %d %q", code, out)
+	}
+	// A COMMAND that does not exist.
+	code, _, errOut := runCLI(t, "run", "--store", storeURL, "--key", "k", "--name", "n", "--", "/nonexistent/command")
+	if code != exitNoExec || strings.Count(errOut, "\n") != 1 {
+		t.Errorf("missing COMMAND: exit %d, stderr %q", code, errOut)
+	}
+}
+
+// TestRunStopsChildOnSignal checks that cancelling run (SIGINT) stops the
+// child, releases leadership at once and exits 0.
+func TestRunStopsChildOnSignal(t *testing.T) {
+	storeURL, _ := memoryURL(t)
+	records, argv := recordingChild(t)
+	p := startInProcess(t.Context(), t, append([]string{"run", "--store", storeURL, "--key", "k", "--name", "node-1", "--ttl", "1m", "--"}, argv...)...)
+	start, _ := waitRecord(t, records, 0, 10*time.Second, func(r record) bool { return r.what == "start" })
+	if start.name != "node-1" || start.token != 1 {
+		t.Errorf("start record %+v", start)
+	}
+	if code := p.stop(t); code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
+	}
+	recs := readRecords(records)
+	if len(recs) != 2 || recs[1].what != "stop" || recs[1].pid != start.pid {
+		t.Fatalf("records:\n%s", dumpRecords(records))
+	}
+	if processAlive(start.pid) {
+		t.Errorf("child %d still alive", start.pid)
+	}
+	if code, out, _ := runCLI(t, "status", "--store", storeURL, "--key", "k"); code != exitNoLeader {
+		t.Errorf("status after run stopped: %d %q (not released at once)", code, out)
+	}
+}
+
+// TestRunLostLeaseStopsChildFirst partitions the leader's run from the
+// store: its child, which ignores SIGTERM, must be killed (SIGKILL after
+// the grace period) before the other run's child starts.
+func TestRunLostLeaseStopsChildFirst(t *testing.T) {
+	captureHandles(t)
+	storeURL, _ := memoryURL(t)
+	records, argv := recordingChild(t)
+	t.Setenv(childIgnoreTermEnv, "1")
+	const ttl = time.Second
+	slots := map[string]*handleSlot{}
+	runs := map[string]*inProcess{}
+	for _, name := range []string{"node-1", "node-2"} {
+		slots[name] = &handleSlot{}
+		ctx := context.WithValue(t.Context(), handleSlotKey{}, slots[name])
+		runs[name] = startInProcess(ctx, t, append([]string{"run", "--store", storeURL, "--key", "k", "--name", name,
+			"--ttl", ttl.String(), "--grace", "200ms", "--"}, argv...)...)
+	}
+	first, _ := waitRecord(t, records, 0, 10*time.Second, func(r record) bool { return r.what == "start" })
+	h := slots[first.name].get()
+	if h == nil {
+		t.Fatal("no handle captured")
+	}
+	cut := time.Now()
+	h.Disconnect()
+	var gone time.Time
+	goneCh := make(chan struct{})
+	go func() {
+		defer close(goneCh)
+		if waitFor(10*time.Second, func() bool { return !processAlive(first.pid) }) {
+			gone = time.Now()
+		}
+	}()
+	next, _ := waitRecord(t, records, 0, 10*time.Second, func(r record) bool { return r.what == "start" && r.name != first.name })
+	<-goneCh
+	if gone.IsZero() {
+		t.Fatal("the partitioned leader's child never died")
+	}
+	t.Logf("partition -> old child gone %v, -> new child started %v (TTL %v)", gone.Sub(cut), next.at.Sub(cut), ttl)
+	if next.at.Sub(cut) > ttl+time.Second {
+		t.Errorf("takeover took %v", next.at.Sub(cut))
+	}
+	checkNoOverlap(t, records, map[int]time.Time{first.pid: gone})
+	if log := runs[first.name].stderr.String(); !strings.Contains(log, "leadership ended: stopping COMMAND") || !strings.Contains(log, "SIGKILL") {
+		t.Errorf("%s log lacks the stop and the SIGKILL:\n%s", first.name, log)
+	}
+	h.Reconnect()
+	for name, p := range runs {
+		if code := p.stop(t); code != exitOK {
+			t.Errorf("%s exit %d; stderr:\n%s", name, code, p.stderr.String())
+		}
+	}
+}
+
+// TestRunRestart checks that with --restart a child exiting by itself is
+// started again at the next term.
+func TestRunRestart(t *testing.T) {
+	storeURL, _ := memoryURL(t)
+	records, argv := recordingChild(t)
+	t.Setenv(childExitEnv, "0")
+	p := startInProcess(t.Context(), t, append([]string{"run", "--store", storeURL, "--key", "k", "--name", "node-1", "--ttl", "400ms", "--restart", "--"}, argv...)...)
+	waitRecord(t, records, 0, 10*time.Second, func(r record) bool { return r.what == "start" && r.token >= 3 })
+	if code := p.stop(t); code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
+	}
+	checkNoOverlap(t, records, nil)
+	if !strings.Contains(p.stderr.String(), "campaigning again (--restart)") {
+		t.Errorf("log:\n%s", p.stderr.String())
+	}
+}
+
+// TestRunElectionEnded checks that ending the election stops the child and
+// makes run exit with 4.
+func TestRunElectionEnded(t *testing.T) {
+	storeURL, _ := memoryURL(t)
+	records, argv := recordingChild(t)
+	p := startInProcess(t.Context(), t, append([]string{"run", "--store", storeURL, "--key", "k", "--name", "node-1", "--ttl", "1m", "--"}, argv...)...)
+	start, _ := waitRecord(t, records, 0, 10*time.Second, func(r record) bool { return r.what == "start" })
+	if code, out, errOut := runCLI(t, "end", "--store", storeURL, "--key", "k"); code != exitOK {
+		t.Fatalf("end: %d %q %q", code, out, errOut)
+	}
+	if code := p.wait(t, 10*time.Second); code != exitEnded {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitEnded, p.stderr.String())
+	}
+	waitRecord(t, records, 0, time.Second, func(r record) bool { return r.what == "stop" && r.pid == start.pid })
+	if !strings.Contains(p.stderr.String(), `leadership: run: the election at key "k" was ended`) {
+		t.Errorf("stderr:\n%s", p.stderr.String())
+	}
+}
