@@ -17,7 +17,7 @@
 // probe key on a short-lived client of its own (the credentials, DB and a
 // clone of the TLS configuration, DialTimeout as socket timeouts, no
 // retries), then builds the kvtools store with the same credentials, DB
-// and TLS. It returns within DialTimeout (default 5s), or the context's
+// and TLS, and a go-redis client for watches (see Watches). It returns within DialTimeout (default 5s), or the context's
 // earlier deadline: an *UnreachableError, which matches
 // store.ErrNotReachable and names the endpoint, when the server did not
 // answer; the server's own error (WRONGPASS, a bad DB) when it refused.
@@ -31,8 +31,9 @@
 //
 // # Fixes
 //
-// Open applies Wrap, which a kvtools Redis store built elsewhere (for
-// instance with valkeyrie.NewStore(ctx, "redis", ...)) can use too:
+// Open applies the fixes of Wrap, which a kvtools Redis store built
+// elsewhere (for instance with valkeyrie.NewStore(ctx, "redis", ...)) can
+// use too:
 //
 //   - Bounded calls. kvtools' client has 30s read and write timeouts and
 //     does not apply context deadlines to its sockets (go-redis'
@@ -49,15 +50,15 @@
 //     it stands if the key exists; the error is ErrCreateUnconfirmed
 //     (matching store.ErrNotReachable) if it does not; and the Get's error
 //     if the Get fails.
-//   - Leak-free watches. kvtools' watch sends without watching its
-//     context, and notices a cancellation only at the next event on its
-//     key: a cancelled watch kept its subscription (a connection and two
-//     goroutines) until then, possibly for ever, and logged "watchLoop in
-//     Watch err: context canceled". Each kvtools watch now runs under a
-//     context that ends 15s after it started, not with the caller's, and
-//     is replaced by a fresh one (whose first event is the current value)
-//     when it ends; the returned channel closes as soon as the caller's
-//     context ends, and what was cancelled is gone within 15s, quietly.
+//   - Watches of its own. kvtools' watch holds a connection and two
+//     goroutines per watch, sends without watching its context (a
+//     cancelled watch kept its subscription until the next event on its
+//     key, possibly for ever), closes on the first failed read, and leaves
+//     (*subscribe).receiveLoop blocked for ever in a channel send when its
+//     read fails while notifications stream in, as when the client's
+//     connection is reset: 1-2 such goroutines per crash round of a
+//     benchmark, never ended, not even by Close. Watch and WatchTree are
+//     now this package's own, directly on go-redis (see Watches below).
 //   - Errors classified. Network errors, timeouts and a closed client also
 //     match store.ErrNotReachable; the store's sentinel errors are
 //     returned unchanged.
@@ -89,19 +90,62 @@
 // the record, where it recognises its own write. kvtools' Config cannot
 // change this.
 //
+// # Watches
+//
+// Every Watch and WatchTree of a store shares one Pub/Sub connection, of a
+// go-redis client of the adapter's own (Open; same server, credentials, DB
+// and TLS as kvtools', DialTimeout to connect, RequestTimeout per socket
+// operation) or of kvtools' client (Wrap, which reaches it by reflection;
+// reads then go through the wrapped store): a watched key is one
+// SUBSCRIBE to its exact keyspace channel, __keyspace@<db>__:<key>, shared
+// by its watchers and unsubscribed with the last of them; a watched
+// directory one PSUBSCRIBE, its glob characters escaped. So a thousand
+// watches cost one connection and the hub's three goroutines (tested),
+// plus the forwarding goroutine the call guard keeps per watch.
+//
+// The first pair is read once the server has confirmed the subscription,
+// so no change after it is missed; it is the current value, or a pair
+// with only Key when the key does not exist. After each notification the
+// key is read again (keys due together in one MGET) and the pair sent:
+// a delete or expiry gives a pair with only Key, and events may repeat.
+// Reads are issued one batch at a time by one goroutine, so a watcher
+// never gets an older value after a newer one. A WatchTree state is the
+// List of the directory (an empty slice when it is empty). LastIndex is 0,
+// as kvtools' Get reports it.
+//
+// A watcher is never waited for: its channel holds one state, replaced by
+// the newer one when the reader has not taken it (latest-state
+// coalescing, in order; the engine uses watches as wake-up hints). A
+// watch's channel closes when its context ends or the store is closed,
+// and nothing of it remains. The hub's goroutines end at Close (which
+// waits for them up to RequestTimeout) whether the connection was reset,
+// the server is unreachable or hung (tested through a
+// leadershiptest.Forwarder that is killed, cut and closed); one caught in
+// a connection handshake with a hung server ends within RequestTimeout.
+//
+// A watch does not close when the server goes away. go-redis reconnects
+// the Pub/Sub connection after an error and subscribes again; a
+// connection that stays silent is pinged after 3s, and replaced if the
+// ping is not answered within 3s more (go-redis alone would keep a hung
+// connection for ever). Each confirmation of a new subscription brings a
+// fresh read, so every watcher gets the current state after a
+// reconnection (tested), whatever notifications were lost meanwhile.
+// Failed reads and subscriptions are retried, with a backoff up to 1s.
+// Through Wrap, the reads use kvtools' client, which waits up to 30s for
+// a hung server whatever the context: deliveries then pause as long; a
+// store whose client is not a *redis.Client (Sentinel with ClusterClient)
+// or that is not kvtools' keeps its own watches.
+//
 // Watches rely on keyspace notifications (notify-keyspace-events must
 // include K and the generic, string and expiry events, for instance KEA;
 // kvtools tries to set KEA at every open, which fails where CONFIG is
 // disabled, as on some managed services). With them, puts,
-// compare-and-swaps, deletes and expiries are delivered (tested; a delete
-// or expiry as a pair with an empty value, each notification as a fresh
-// read of the key, so events may repeat). Without them a watch delivers
-// only the current value, and the engine sees changes only by its
-// periodic reads (every TTL by default while a watch is open): a waiting
-// candidate then notices a Resign or Stop late, if at all before the
-// resigning candidate takes leadership back.
-// The key is used in a PSUBSCRIBE pattern: glob characters in it (*?[)
-// only cause extra wake-ups.
+// compare-and-swaps, deletes and expiries are delivered (tested). Without
+// them a watch delivers only the current value (and again after each
+// reconnection), and the engine sees changes only by its periodic reads
+// (every TTL by default while a watch is open): a waiting candidate then
+// notices a Resign or Stop late, if at all before the resigning candidate
+// takes leadership back.
 //
 // # Limits
 //
@@ -114,10 +158,9 @@
 //     that guarantee. Redis persistence matters the same way: a server
 //     restarted without the record (no AOF or RDB) forgets the leader, and
 //     a new one can be elected while the old one still holds its lease.
-//   - go-redis logs dial failures ("connection pool: failed to dial"),
-//     and kvtools logs watch errors, through their process-wide loggers to
-//     stderr; silencing them would change global state, which this
-//     package does not do.
+//   - go-redis logs dial failures ("connection pool: failed to dial")
+//     through its process-wide logger to stderr; silencing it would
+//     change global state, which this package does not do.
 //   - Locks and TTL'd keys are kvtools' own and not fixed here (the engine
 //     uses neither); kvtools' lock renewal fails with the raw codec.
 //   - Keys lose a leading "/" (kvtools).

@@ -198,7 +198,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		if b.err != nil {
 			return nil, openError(ctx, ep, b.err)
 		}
-		return Wrap(b.kv, cfg.RequestTimeout), nil
+		return wrapOwn(b.kv, goredis.NewClient(watchOptions(cfg)), cfg.DB, cfg.RequestTimeout), nil
 	case <-dctx.Done():
 		go func() {
 			if b := <-done; b.kv != nil {
@@ -236,6 +236,28 @@ func probe(ctx context.Context, cfg Config, timeout time.Duration) error {
 		return err
 	}
 	return nil
+}
+
+// watchOptions configures the client of the store's watches: the server,
+// credentials, DB and TLS of kvtools' client, with DialTimeout to connect
+// and RequestTimeout for each socket read and write, context deadlines
+// applied.
+func watchOptions(cfg Config) *goredis.Options {
+	opt := &goredis.Options{
+		Addr:                  cfg.Endpoints[0],
+		Username:              cfg.Username,
+		Password:              cfg.Password,
+		DB:                    cfg.DB,
+		DialTimeout:           cfg.DialTimeout,
+		ReadTimeout:           cfg.RequestTimeout,
+		WriteTimeout:          cfg.RequestTimeout,
+		ContextTimeoutEnabled: true,
+		PoolSize:              2, // one goroutine reads; the Pub/Sub connection is apart
+	}
+	if cfg.TLS != nil {
+		opt.TLSConfig = cfg.TLS.Clone()
+	}
+	return opt
 }
 
 // openError classifies a failure of Open.

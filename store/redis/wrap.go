@@ -6,10 +6,13 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sync"
+	"reflect"
+	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
+	kvredis "github.com/kvtools/redis"
 	"github.com/kvtools/valkeyrie/store"
 	goredis "github.com/redis/go-redis/v9"
 
@@ -23,42 +26,69 @@ import (
 // undone by a later delete. It matches store.ErrNotReachable.
 var ErrCreateUnconfirmed = fmt.Errorf("redis: create not confirmed (SETNX failed or its reply was lost, and the key does not exist): %w", store.ErrNotReachable)
 
-// watchLifetime is how long one kvtools watch is kept before it is
-// replaced by a new one (see fixed.Watch).
-const watchLifetime = 15 * time.Second
-
 // Wrap applies this package's fixes to a Redis store built elsewhere, for
 // instance by valkeyrie.NewStore(ctx, "redis", ...) (kvtools' raw codec):
 //
 //   - every call returns by its context's deadline, or after
 //     requestTimeout when the context has none (kvtools' client ignores
-//     context deadlines on its sockets and waits up to 30s), and watches
-//     never leak a goroutine on a reader that walks away;
+//     context deadlines on its sockets and waits up to 30s);
 //   - AtomicPut with previous == nil that kvtools reports as
 //     store.ErrKeyExists is checked with a Get: ErrKeyExists stands only
 //     if the key exists; if it does not, the error is
 //     ErrCreateUnconfirmed, and if the Get fails, that error;
-//   - each kvtools watch is given a finite lifetime and replaced
-//     transparently by a fresh one when it ends, so that a cancelled
-//     watch's subscription and goroutines end within that lifetime even if
-//     no event comes (kvtools' watch notices its cancellation only at the
-//     next event on the key);
+//   - Watch and WatchTree are this package's own, on one Pub/Sub
+//     connection of kvtools' go-redis client shared by every watch of the
+//     store (see the package documentation), with reads through s;
+//     kvtools' watches leak goroutines. This needs s to be a
+//     *kvredis.Store on a single server or Sentinel client (not a
+//     Sentinel ClusterClient): for any other store, its own watches are
+//     used;
 //   - errors meaning the server could not be reached (network errors,
 //     timeouts, a closed client) also match store.ErrNotReachable; the
 //     store's sentinel errors are returned unchanged.
 //
 // requestTimeout 0 means no default bound. Close closes s and waits, at
-// most requestTimeout, for calls and watches to finish.
+// most requestTimeout, for watches to finish.
 func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
-	return guard.Wrap(&fixed{Store: s, lifetime: watchLifetime, closeWait: requestTimeout}, requestTimeout)
+	f := &fixed{Store: s, closeWait: requestTimeout}
+	if c := kvtoolsClient(s); c != nil {
+		f.hub = newHub(c, c.Options().DB, storeReader{s}, requestTimeout)
+	}
+	return guard.Wrap(f, requestTimeout)
+}
+
+// wrapOwn is Wrap with watches on client, a go-redis client of the
+// adapter's own for the same server and DB, which Close closes.
+func wrapOwn(s store.Store, client *goredis.Client, db int, requestTimeout time.Duration) store.Store {
+	f := &fixed{Store: s, closeWait: requestTimeout, own: client}
+	f.hub = newHub(client, db, clientReader{client}, requestTimeout)
+	return guard.Wrap(f, requestTimeout)
+}
+
+// kvtoolsClient returns the go-redis client of a kvtools store, which
+// kvtools keeps in an unexported field, or nil if s is not a kvtools store
+// or its client is not a *goredis.Client. The field's type is checked, so
+// a kvtools release that changes it gives nil, not a crash.
+func kvtoolsClient(s store.Store) *goredis.Client {
+	kv, ok := s.(*kvredis.Store)
+	if !ok || kv == nil {
+		return nil
+	}
+	f := reflect.ValueOf(kv).Elem().FieldByName("client")
+	if !f.IsValid() || f.Type() != reflect.TypeFor[goredis.UniversalClient]() {
+		return nil
+	}
+	//nolint:gosec // read-only access to a field of checked type
+	c, _ := reflect.NewAt(f.Type(), unsafe.Pointer(f.UnsafeAddr())).Elem().Interface().(*goredis.Client)
+	return c
 }
 
 // fixed is the layer under the guard.
 type fixed struct {
 	store.Store
-	lifetime  time.Duration // of one inner watch
-	closeWait time.Duration // how long Close waits for watches
-	watches   sync.WaitGroup
+	hub       *hub            // nil: the inner store's watches
+	own       *goredis.Client // the hub's client, if the adapter's own
+	closeWait time.Duration   // how long Close waits for watches
 }
 
 func (f *fixed) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
@@ -110,118 +140,44 @@ func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previou
 	}
 }
 
-// Watch forwards kvtools watches of key until ctx ends. Each inner watch
-// runs under a context that is not cancelled with ctx but ends lifetime
-// after it started: kvtools' watch blocks in its subscription until the
-// next event, whatever its context, and logs the cancellation when it
-// notices it; a deadline ends its read quietly. When an inner watch ends
-// at its deadline, a new one replaces it (its first event is the current
-// value); when it ends earlier (an error), the returned channel closes.
+// Watch sends the current pair at key (a pair with only Key when the key
+// does not exist), then a fresh read of the key after each keyspace
+// notification and after each reconnection, until ctx ends or the store
+// closes (see the package documentation).
 func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
-	return renewWatch(f, ctx, func(ctx context.Context) (<-chan *store.KVPair, error) { return f.Store.Watch(ctx, key, opts) })
+	if f.hub == nil {
+		ch, err := f.Store.Watch(ctx, key, opts)
+		return ch, classify(err)
+	}
+	ch, err := watchKey(f.hub, ctx, normalize(key))
+	return ch, classify(err)
 }
 
-// WatchTree is Watch for a directory.
+// WatchTree is Watch for the keys under dir: each state is the List of
+// dir (empty when there are none).
 func (f *fixed) WatchTree(ctx context.Context, dir string, opts *store.ReadOptions) (<-chan []*store.KVPair, error) {
-	return renewWatch(f, ctx, func(ctx context.Context) (<-chan []*store.KVPair, error) { return f.Store.WatchTree(ctx, dir, opts) })
+	if f.hub == nil {
+		ch, err := f.Store.WatchTree(ctx, dir, opts)
+		return ch, classify(err)
+	}
+	ch, err := watchTree(f.hub, ctx, normalize(dir))
+	return ch, classify(err)
 }
 
-func renewWatch[T any](f *fixed, ctx context.Context, open func(context.Context) (<-chan T, error)) (<-chan T, error) {
-	type inner struct {
-		ch       <-chan T
-		deadline time.Time
-		cancel   context.CancelFunc
-	}
-	start := func() (inner, error) {
-		deadline := time.Now().Add(f.lifetime)
-		ictx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
-		ch, err := open(ictx)
-		if err != nil {
-			cancel()
-			return inner{}, classify(err)
-		}
-		return inner{ch, deadline, cancel}, nil
-	}
-	in, err := start()
-	if err != nil {
-		return nil, err
-	}
-	out := make(chan T)
-	// finish lets the current inner watch run to its end in the
-	// background, so that out closes as soon as ctx ends.
-	finish := func(in inner) {
-		f.watches.Go(func() {
-			drain(in.ch)
-			in.cancel()
-		})
-	}
-	f.watches.Go(func() {
-		defer close(out)
-		for {
-			select {
-			case v, ok := <-in.ch:
-				if !ok {
-					in.cancel()
-					if ctx.Err() != nil || time.Now().Before(in.deadline.Add(-100*time.Millisecond)) {
-						return // cancelled, or the watch failed
-					}
-					// A new subscription may block (a hung server):
-					// do not hold out open for it once ctx ends.
-					type started struct {
-						in  inner
-						err error
-					}
-					res := make(chan started, 1)
-					f.watches.Go(func() {
-						in, err := start()
-						res <- started{in, err}
-					})
-					select {
-					case r := <-res:
-						if r.err != nil {
-							return
-						}
-						in = r.in
-					case <-ctx.Done():
-						f.watches.Go(func() {
-							if r := <-res; r.err == nil {
-								drain(r.in.ch)
-								r.in.cancel()
-							}
-						})
-						return
-					}
-					continue
-				}
-				select {
-				case out <- v:
-				case <-ctx.Done():
-					finish(in)
-					return
-				}
-			case <-ctx.Done():
-				finish(in)
-				return
-			}
-		}
-	})
-	return out, nil
-}
-
-func drain[T any](ch <-chan T) {
-	for range ch {
-	}
-}
-
-// Close closes the store; its watches then end, and Close waits for them
-// at most closeWait.
+// Close ends the watches, closes the store and waits, at most closeWait,
+// for the watches' goroutines.
 func (f *fixed) Close() error {
+	var done <-chan struct{}
+	if f.hub != nil {
+		done = f.hub.close()
+	}
 	err := f.Store.Close()
-	done := make(chan struct{})
-	go func() {
-		f.watches.Wait()
-		close(done)
-	}()
+	if f.own != nil {
+		_ = f.own.Close()
+	}
+	if done == nil {
+		return err
+	}
 	if f.closeWait > 0 {
 		t := time.NewTimer(f.closeWait)
 		defer t.Stop()
@@ -234,6 +190,9 @@ func (f *fixed) Close() error {
 	}
 	return err
 }
+
+// normalize is kvtools' key normalization: no leading "/".
+func normalize(key string) string { return strings.TrimPrefix(key, "/") }
 
 // classify adds store.ErrNotReachable to errors that mean the server could
 // not be reached or did not answer in time.

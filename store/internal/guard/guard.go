@@ -192,6 +192,9 @@ func watch[T any](g *Store, ctx context.Context, open func(context.Context) (<-c
 		if o.err != nil || o.ch == nil {
 			unhook()
 			cancel()
+			if o.err == nil {
+				o.err = fmt.Errorf("guard: the store opened no watch: %w", store.ErrNotReachable)
+			}
 			return nil, o.err
 		}
 		in = o.ch
