@@ -30,6 +30,25 @@ const (
 
 	// closeGrace bounds how long Close waits for the store's goroutines.
 	closeGrace = 5 * time.Second
+
+	// maxConns bounds the connections of a store's ordinary requests
+	// (all but blocking queries), well below the agents' default
+	// http_max_conns_per_client (200 per client IP, beyond which the
+	// agent answers 429): enough for thousands of requests a second.
+	maxConns = 64
+
+	// watchRetryFor is how long the watch hub retries a failing blocking
+	// query (with backoff) before it closes the watches, so that their
+	// readers know and poll (the engine does, and watches again).
+	watchRetryFor = 3 * time.Second
+
+	// watchPacePerKey and watchPaceMax pace the watch hub's queries: the
+	// next starts no sooner than this much per entry of the last reply
+	// (up to watchPaceMax) after the last started. Each reply lists the
+	// whole prefix: 1,000 entries changing all the time are read 20 times
+	// a second.
+	watchPacePerKey = 50 * time.Microsecond
+	watchPaceMax    = 250 * time.Millisecond
 )
 
 // Config of a Consul store for elections. Zero values take the documented

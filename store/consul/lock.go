@@ -90,7 +90,11 @@ func (l *lock) Lock(ctx context.Context) (<-chan struct{}, error) {
 		return nil, l.s.fail("lock", err)
 	}
 	hctx, stop := l.s.merge(context.Background()) // the holding's lifetime
-	l.s.tasks.Go(func() { l.renew(hctx, stop, session) })
+	if !l.s.startTask(func() bool { return true }, func() { l.renew(hctx, stop, session) }) {
+		stop()
+		l.destroy(session)
+		return nil, ErrClosed
+	}
 	if err := l.acquire(ctx, session); err != nil {
 		stop()
 		l.destroy(session)
@@ -101,7 +105,15 @@ func (l *lock) Lock(ctx context.Context) (<-chan struct{}, error) {
 	l.s.mu.Lock()
 	l.s.locks[l] = struct{}{}
 	l.s.mu.Unlock()
-	l.s.tasks.Go(func() { l.monitor(hctx, stop, session, lost) })
+	if !l.s.startTask(func() bool { return true }, func() { l.monitor(hctx, stop, session, lost) }) {
+		l.session, l.stop = "", nil
+		l.s.mu.Lock()
+		delete(l.s.locks, l)
+		l.s.mu.Unlock()
+		stop()
+		l.destroy(session)
+		return nil, ErrClosed
+	}
 	return lost, nil
 }
 
@@ -125,7 +137,7 @@ func (l *lock) acquire(ctx context.Context, session string) error {
 		for {
 			q, qcancel := b.options(ctx)
 			start := time.Now()
-			p, meta, err := l.s.client.KV().Get(l.key, q)
+			p, meta, err := l.s.watchClient.KV().Get(l.key, q)
 			qcancel()
 			if ctx.Err() != nil {
 				return ctx.Err()
@@ -175,7 +187,7 @@ func (l *lock) monitor(ctx context.Context, stop context.CancelFunc, session str
 	for ctx.Err() == nil {
 		q, qcancel := b.options(ctx)
 		start := time.Now()
-		p, meta, err := l.s.client.KV().Get(l.key, q)
+		p, meta, err := l.s.watchClient.KV().Get(l.key, q)
 		qcancel()
 		if err != nil {
 			if ctx.Err() == nil {

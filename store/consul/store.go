@@ -46,16 +46,29 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 
 // kv implements store.Store on Consul's HTTP API.
 type kv struct {
-	client         *api.Client
-	transport      *http.Transport
-	endpoints      []string
-	requestTimeout time.Duration
+	// client makes the ordinary requests, on at most maxConns
+	// connections, reused; watchClient the blocking queries (the watch
+	// hub's, WatchTree's, locks'), on connections of their own, so that
+	// neither kind can starve the other.
+	client, watchClient       *api.Client
+	transport, watchTransport *http.Transport
+	endpoints                 []string
+	requestTimeout            time.Duration
 
-	ctx    context.Context // ends at Close: stops watches
-	cancel context.CancelFunc
-	closed atomic.Bool
-	once   sync.Once
-	tasks  sync.WaitGroup
+	hub hub // every Watch of the store shares its blocking query
+
+	// reads and staleReads run Gets (consistent and default mode),
+	// writes AtomicPut's compare-and-swaps, batched under load.
+	reads, staleReads, writes batcher
+	unbatchedGets             atomic.Bool // the agent is older than Consul 1.14
+
+	ctx     context.Context // ends at Close: stops watches
+	cancel  context.CancelFunc
+	closed  atomic.Bool
+	once    sync.Once
+	taskMu  sync.RWMutex // closing, and tasks.Go against tasks.Wait
+	closing bool
+	tasks   sync.WaitGroup
 
 	mu    sync.Mutex
 	locks map[*lock]struct{} // held, released at Close
@@ -63,41 +76,80 @@ type kv struct {
 
 func newKV(st settings) (*kv, error) {
 	dialer := &net.Dialer{Timeout: st.dialTimeout, KeepAlive: 15 * time.Second}
-	transport := &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
-		DialContext:         dialer.DialContext,
-		TLSClientConfig:     st.tls,
-		TLSHandshakeTimeout: st.dialTimeout,
-		// A safety net for requests without a context deadline (the
-		// lock's): no answer may take longer than the longest blocking
-		// query.
-		ResponseHeaderTimeout: watchWait*17/16 + st.requestTimeout,
-		MaxIdleConns:          32,
-		MaxIdleConnsPerHost:   32,
-		IdleConnTimeout:       90 * time.Second,
+	newTransport := func(conns int) *http.Transport {
+		return &http.Transport{
+			Proxy:               http.ProxyFromEnvironment,
+			DialContext:         dialer.DialContext,
+			TLSClientConfig:     st.tls,
+			TLSHandshakeTimeout: st.dialTimeout,
+			// A safety net for requests without a context deadline (the
+			// lock's): no answer may take longer than the longest
+			// blocking query.
+			ResponseHeaderTimeout: watchWait*17/16 + st.requestTimeout,
+			// Every connection may idle: a burst of requests reuses them
+			// rather than opening (and leaving in TIME_WAIT) new ones.
+			MaxConnsPerHost:     conns,
+			MaxIdleConns:        max(conns, 4),
+			MaxIdleConnsPerHost: max(conns, 4),
+			IdleConnTimeout:     90 * time.Second,
+		}
 	}
-	client, err := api.NewClient(&api.Config{
-		Address:    st.endpoint,
-		Scheme:     st.scheme,
-		Transport:  transport,
-		HttpClient: &http.Client{Transport: transport},
-		Token:      st.token,
-		WaitTime:   watchWait,
-	})
+	// Ordinary requests wait for one of maxConns connections (within
+	// their context); blocking queries are not capped (one for all the
+	// watches, one per WatchTree and per lock).
+	transport, watchTransport := newTransport(maxConns), newTransport(0)
+	newClient := func(t *http.Transport) (*api.Client, error) {
+		return api.NewClient(&api.Config{
+			Address:    st.endpoint,
+			Scheme:     st.scheme,
+			Transport:  t,
+			HttpClient: &http.Client{Transport: t},
+			Token:      st.token,
+			WaitTime:   watchWait,
+		})
+	}
+	client, err := newClient(transport)
+	var watchClient *api.Client
+	if err == nil {
+		watchClient, err = newClient(watchTransport)
+	}
 	if err != nil {
 		transport.CloseIdleConnections()
+		watchTransport.CloseIdleConnections()
 		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &kv{
+	s := &kv{
 		client:         client,
+		watchClient:    watchClient,
 		transport:      transport,
+		watchTransport: watchTransport,
 		endpoints:      []string{st.endpoint},
 		requestTimeout: st.requestTimeout,
 		ctx:            ctx,
 		cancel:         cancel,
 		locks:          map[*lock]struct{}{},
-	}, nil
+	}
+	s.hub.init(s)
+	s.reads = batcher{s: s, consistent: true}
+	s.staleReads = batcher{s: s}
+	s.writes = batcher{s: s}
+	return s, nil
+}
+
+// startTask calls register and, if it returns true, runs f as one of the
+// store's goroutines, which Close waits for. Once Close has begun it
+// reports false and calls nothing.
+func (s *kv) startTask(register func() bool, f func()) bool {
+	s.taskMu.RLock()
+	defer s.taskMu.RUnlock()
+	if s.closing {
+		return false
+	}
+	if register() {
+		s.tasks.Go(f)
+	}
+	return true
 }
 
 // checkLeader asks the agent for its cluster's leader until it names one
@@ -127,6 +179,9 @@ func (s *kv) checkLeader(ctx context.Context) error {
 func (s *kv) Close() error {
 	s.once.Do(func() {
 		s.closed.Store(true)
+		s.taskMu.Lock() // no goroutine starts from now on
+		s.closing = true
+		s.taskMu.Unlock()
 		s.cancel()
 		s.mu.Lock()
 		held := make([]*lock, 0, len(s.locks))
@@ -146,6 +201,7 @@ func (s *kv) Close() error {
 		case <-t.C:
 		}
 		s.transport.CloseIdleConnections()
+		s.watchTransport.CloseIdleConnections()
 	})
 	return nil
 }
@@ -200,19 +256,61 @@ func pairOf(p *api.KVPair) *store.KVPair {
 
 // Get returns the pair at key with its ModifyIndex as LastIndex. The read
 // is consistent (verified by the leader) unless opts.Consistent is false.
+// It is an operation of a read transaction, batched with concurrent Gets
+// under load.
 func (s *kv) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
 	k, err := normalize(key)
 	if err != nil {
 		return nil, err
 	}
-	p, _, err := s.client.KV().Get(k, query(ctx, isConsistent(opts)))
+	p, err := s.get(ctx, k, isConsistent(opts))
 	if err != nil {
-		return nil, s.fail("get", err)
+		return nil, err
 	}
 	if p == nil {
 		return nil, store.ErrKeyNotFound
 	}
 	return pairOf(p), nil
+}
+
+// kvGetOrEmpty reads a key in a transaction, missing or not (Consul 1.14
+// and later; api v1.14 does not name it).
+const kvGetOrEmpty api.KVOp = "get-or-empty"
+
+// get reads key (nil when it does not exist) as an operation of a read
+// transaction, batched with concurrent Gets under load. On agents older
+// than Consul 1.14, which do not know the operation, it reads the key
+// alone.
+func (s *kv) get(ctx context.Context, key string, consistent bool) (*api.KVPair, error) {
+	if !s.unbatchedGets.Load() {
+		b := &s.staleReads
+		if consistent {
+			b = &s.reads
+		}
+		r := b.do(ctx, &api.KVTxnOp{Verb: kvGetOrEmpty, Key: key})
+		switch {
+		case r.err != nil:
+			return nil, s.fail("get", r.err)
+		case r.failed != nil && strings.Contains(txnErrors(r.failed), "unknown KV operation"):
+			s.unbatchedGets.Store(true)
+		case r.failed != nil:
+			return nil, fmt.Errorf("consul: get: %s", txnErrors(r.failed))
+		case r.kv.ModifyIndex == 0: // get-or-empty's answer for a missing key
+			return nil, nil
+		default:
+			return r.kv, nil
+		}
+	}
+	p, _, err := s.client.KV().Get(key, query(ctx, consistent))
+	return p, s.fail("get", err)
+}
+
+func txnErrors(errs []*api.TxnError) string {
+	what := make([]string, len(errs))
+	for i, e := range errs {
+		what[i] = e.What
+	}
+	return strings.Join(what, "; ")
 }
 
 // Exists reports whether key exists, read like Get.
@@ -335,11 +433,12 @@ func (s *kv) Delete(ctx context.Context, key string) error {
 }
 
 // AtomicPut creates key (previous nil) or replaces it if its ModifyIndex
-// is still previous.LastIndex, with Consul's compare-and-swap run as a
-// transaction, whose reply carries the new ModifyIndex. It returns exactly
-// the pair written (value given, new index): unlike kvtools/consul, it
-// does not read the key again afterwards, which could return a later
-// writer's pair, or fail after a successful write.
+// is still previous.LastIndex, with Consul's compare-and-swap run in a
+// transaction (batched with concurrent AtomicPuts under load), whose reply
+// carries the new ModifyIndex. It returns exactly the pair written (value
+// given, new index): unlike kvtools/consul, it does not read the key again
+// afterwards, which could return a later writer's pair, or fail after a
+// successful write.
 func (s *kv) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, _ *store.WriteOptions) (bool, *store.KVPair, error) {
 	k, err := normalize(key)
 	if err != nil {
@@ -352,27 +451,27 @@ func (s *kv) AtomicPut(ctx context.Context, key string, value []byte, previous *
 		}
 		op.Index = previous.LastIndex
 	}
-	ok, resp, err := s.txn(ctx, api.TxnOps{{KV: op}})
-	if err != nil {
-		return false, nil, s.fail("atomic put", err)
+	r := s.writes.do(ctx, op)
+	if r.err != nil {
+		return false, nil, s.fail("atomic put", r.err)
 	}
-	if !ok {
-		stale, _, err := conflict(resp)
+	if r.failed != nil {
+		stale, _, err := conflict(&api.TxnResponse{Errors: r.failed})
 		switch {
 		case err != nil:
 			return false, nil, s.fail("atomic put", err)
 		case !stale:
-			return false, nil, fmt.Errorf("consul: atomic put: transaction failed: %v", resp.Errors)
+			return false, nil, fmt.Errorf("consul: atomic put: transaction failed: %s", txnErrors(r.failed))
 		case previous == nil:
 			return false, nil, store.ErrKeyExists
 		default:
 			return false, nil, store.ErrKeyModified
 		}
 	}
-	if len(resp.Results) != 1 || resp.Results[0].KV == nil || resp.Results[0].KV.ModifyIndex == 0 {
+	if r.kv.ModifyIndex == 0 {
 		return false, nil, fmt.Errorf("consul: atomic put: the write succeeded but its reply has no index")
 	}
-	return true, &store.KVPair{Key: k, Value: value, LastIndex: resp.Results[0].KV.ModifyIndex}, nil
+	return true, &store.KVPair{Key: k, Value: value, LastIndex: r.kv.ModifyIndex}, nil
 }
 
 // AtomicDelete deletes key if its ModifyIndex is still previous.LastIndex

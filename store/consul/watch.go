@@ -58,76 +58,20 @@ func (b *blocking) next(ctx context.Context, index uint64, start time.Time) {
 	}
 }
 
-// Watch sends the pair at key first (an empty pair, with only Key and the
-// read's index set, when the key does not exist), then the new pair after
-// each change: the new value after a write, an empty pair (nil Value)
-// after a delete. Each read is a consistent blocking query bound to ctx
-// (unlike kvtools/consul's, which ignore ctx for up to 15s and forever
-// against a hung server, skip deletes, and read in default mode). Changes
-// in quick succession between two replies arrive as one (the latest state).
-// The channel closes when ctx ends, the store closes, or a query fails:
-// watch again then.
-func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-chan *store.KVPair, error) {
-	k, err := normalize(key)
-	if err != nil {
-		return nil, err
-	}
-	if s.closed.Load() {
-		return nil, ErrClosed
-	}
-	ch := make(chan *store.KVPair)
-	wctx, cancel := s.merge(ctx)
-	s.tasks.Go(func() {
-		defer close(ch)
-		defer cancel()
-		b := blocking{s: s}
-		var (
-			first  = true
-			exists bool
-			modify uint64
-		)
-		for wctx.Err() == nil {
-			q, qcancel := b.options(wctx)
-			start := time.Now()
-			p, meta, err := s.client.KV().Get(k, q)
-			qcancel()
-			if err != nil {
-				return
-			}
-			var ev *store.KVPair
-			switch {
-			case p != nil && (first || !exists || p.ModifyIndex != modify):
-				exists, modify = true, p.ModifyIndex
-				ev = pairOf(p)
-			case p == nil && (first || exists):
-				exists, modify = false, 0
-				ev = &store.KVPair{Key: k, LastIndex: meta.LastIndex}
-			}
-			first = false
-			if ev != nil && !send(wctx, ch, ev) {
-				return
-			}
-			b.next(wctx, meta.LastIndex, start)
-		}
-	})
-	return ch, nil
-}
-
 // WatchTree sends the pairs below directory (as List returns them, but an
 // empty list rather than an error when there are none) first, then the
-// new list after each change below it, read like Watch's. The channel
-// closes like Watch's.
+// new list after each change below it. Unlike Watch, each WatchTree runs
+// consistent blocking queries of its own (up to 30s each, bound to its
+// context), on a connection of its own: elections do not use it. The
+// channel closes when ctx ends, the store closes or a query fails.
 func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptions) (<-chan []*store.KVPair, error) {
 	base, err := dir(directory)
 	if err != nil {
 		return nil, err
 	}
-	if s.closed.Load() {
-		return nil, ErrClosed
-	}
 	ch := make(chan []*store.KVPair)
 	wctx, cancel := s.merge(ctx)
-	s.tasks.Go(func() {
+	if !s.startTask(func() bool { return true }, func() {
 		defer close(ch)
 		defer cancel()
 		b := blocking{s: s}
@@ -136,7 +80,7 @@ func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptio
 		for wctx.Err() == nil {
 			q, qcancel := b.options(wctx)
 			start := time.Now()
-			ps, meta, err := s.client.KV().List(base+"/", q)
+			ps, meta, err := s.watchClient.KV().List(base+"/", q)
 			qcancel()
 			if err != nil {
 				return
@@ -150,7 +94,10 @@ func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptio
 			}
 			b.next(wctx, meta.LastIndex, start)
 		}
-	})
+	}) {
+		cancel()
+		return nil, ErrClosed
+	}
 	return ch, nil
 }
 
