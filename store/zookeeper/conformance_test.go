@@ -45,7 +45,9 @@ func TestEnsembleQuorumLeaderKilled(t *testing.T) {
 		t.Skip("LEADERSHIP_RESTART_SERVERS is not 1: this test kills a node of the shared ensemble")
 	}
 	leadershiptest.RunFailover(t, n,
-		func(t *testing.T) { t.Logf("killed zookeeper node: %s", serversScript(t, "kill", "zookeeper-ensemble", "leader")) },
+		func(t *testing.T) {
+			t.Logf("killed zookeeper node: %s", serversScript(t, "kill", "zookeeper-ensemble", "leader"))
+		},
 		func(t *testing.T) { serversScript(t, "start", "zookeeper-ensemble") })
 }
 
