@@ -68,6 +68,15 @@ func (c *Candidate) Run(ctx context.Context, cb Callbacks) error {
 				cb.OnError(err)
 			}
 		case <-c.done:
+			// The channels are closed by now; what they still buffer (the
+			// last error, such as ErrElectionEnded) is handed over first.
+			if errs != nil {
+				for err := range errs {
+					if cb.OnError != nil {
+						cb.OnError(err)
+					}
+				}
+			}
 			drainTerms()
 			work.Wait()
 			return c.Err()

@@ -21,8 +21,8 @@ func TestConformance(t *testing.T) {
 			return Open(ctx, Config{Endpoints: endpoints})
 		},
 	}
-	if os.Getenv("LEADERSHIP_RESTART_SERVERS") == "1" {
-		n.Server = "consul"
-	}
+	// The test server keeps its data in memory only, so a restart wipes
+	// the election record: StoreRestart is not run on it (an open issue:
+	// a store that lost its data ends the election for its participants).
 	leadershiptest.Run(t, n)
 }
