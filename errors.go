@@ -48,6 +48,7 @@ type StoreError struct {
 	Err error  // the store's error
 }
 
+// Error describes the error.
 func (e *StoreError) Error() string {
 	return fmt.Sprintf("leadership: %s %q: %v", e.Op, e.Key, e.Err)
 }
@@ -65,6 +66,7 @@ type TTLError struct {
 	Max time.Duration // the largest TTL allowed
 }
 
+// Error describes the error.
 func (e *TTLError) Error() string {
 	return fmt.Sprintf("leadership: invalid TTL %v: must be between %v and %v", e.TTL, e.Min, e.Max)
 }
@@ -80,6 +82,7 @@ type OptionError struct {
 	Err    error  // an underlying error, such as a schedule parse error, or nil
 }
 
+// Error describes the error.
 func (e *OptionError) Error() string {
 	if e.Err != nil {
 		return fmt.Sprintf("leadership: invalid option %s: %s: %v", e.Option, e.Reason, e.Err)

@@ -17,6 +17,7 @@ const (
 	RoleStopped               // no longer running (stopped, cancelled or the election ended)
 )
 
+// String names the role.
 func (r Role) String() string {
 	switch r {
 	case RoleBootstrap:

@@ -43,6 +43,7 @@ type UnreachableError struct {
 	Err       error
 }
 
+// Error describes the error.
 func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("consul: %s: %s not reachable: %v", e.Op, strings.Join(e.Endpoints, ","), e.Err)
 }

@@ -67,6 +67,7 @@ type ConfigError struct {
 	Reason string
 }
 
+// Error describes the error.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("etcd: invalid configuration: %s: %s", e.Field, e.Reason)
 }
@@ -83,6 +84,7 @@ type UnreachableError struct {
 	Err       error
 }
 
+// Error describes the error.
 func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("etcd: %s not reachable: %v", strings.Join(e.Endpoints, ","), e.Err)
 }

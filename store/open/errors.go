@@ -25,6 +25,7 @@ type ConfigError struct {
 	Err    error // an underlying error (a file that cannot be read, ...), or nil
 }
 
+// Error describes the error.
 func (e *ConfigError) Error() string {
 	msg := fmt.Sprintf("open: store URL: %s", e.Field)
 	if e.Value != "" {

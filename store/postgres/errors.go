@@ -50,6 +50,7 @@ type UnreachableError struct {
 	Err error
 }
 
+// Error describes the error.
 func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("postgres: %s: server not reachable: %v", e.Op, e.Err)
 }

@@ -71,6 +71,7 @@ type ConfigError struct {
 	Reason string
 }
 
+// Error describes the error.
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("redis: invalid configuration: %s: %s", e.Field, e.Reason)
 }
@@ -87,6 +88,7 @@ type UnreachableError struct {
 	Err      error
 }
 
+// Error describes the error.
 func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("redis: %s not reachable: %v", e.Endpoint, e.Err)
 }

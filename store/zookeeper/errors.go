@@ -34,6 +34,7 @@ type UnreachableError struct {
 	Err       error
 }
 
+// Error describes the error.
 func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("zookeeper: %s: %s not reachable: %v", e.Op, strings.Join(e.Endpoints, ","), e.Err)
 }
