@@ -149,6 +149,18 @@ func (e *campaign) stepWaiting(now time.Duration) {
 
 // acquireAt is when this candidate may try to take the record as it stands.
 func (e *campaign) acquireAt() time.Duration {
+	at := e.acquireAtRecord()
+	if e.rewound && e.lost.id != e.id {
+		// The store went back in time: whoever held the newer record may
+		// lead until its lease ends. Candidates share no other clock than
+		// the moment each saw the store go back.
+		at = max(at, e.seenAt+max(e.lost.ttl, e.c.ttl))
+	}
+	return at
+}
+
+// acquireAtRecord is acquireAt judged from the record alone.
+func (e *campaign) acquireAtRecord() time.Duration {
 	s := e.cur
 	switch {
 	case s.kind == snapMissing:
@@ -225,11 +237,9 @@ func (e *campaign) put(op string, parent context.Context, next *record, prev *st
 // acquire tries to start a term over the record as last seen.
 func (e *campaign) acquire() {
 	prev := e.cur
-	next := record{Leader: e.c.node, ID: e.id, Term: 1, TTLms: e.c.ttl.Milliseconds(), Gen: e.gen,
-		Since: time.Now().UTC().Format(time.RFC3339Nano)}
-	if prev.kind != snapMissing {
-		next.Term = prev.rec.Term + 1 // a foreign value of a later version keeps its count
-	}
+	// A foreign value of a later version keeps its count too (prev.rec).
+	next := record{Leader: e.c.node, ID: e.id, Term: max(prev.rec.Term, e.maxTerm) + 1,
+		TTLms: e.c.ttl.Milliseconds(), Gen: e.gen, Since: time.Now().UTC().Format(time.RFC3339Nano)}
 	sent := e.clock()
 	pair, conflict, err := e.put("acquire", e.ctx, &next, prev.pair)
 	switch {
@@ -247,7 +257,8 @@ func (e *campaign) acquire() {
 
 // won starts the term whose acquire was sent at sent.
 func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
-	e.cur, e.seenAt, e.seen, e.uncertain = snapshot{kind: snapRecord, pair: pair, rec: rec}, e.clock(), true, false
+	e.wrote(rec, pair)
+	e.uncertain = false
 	deadline := sent + e.c.ttl - e.cfg.safetyMargin
 	if e.clock() >= deadline {
 		return // too slow to be of use: the record is ours, a new term starts at once
@@ -290,7 +301,7 @@ func (e *campaign) renew() {
 		h.rec, h.pair = next, pair
 		e.confirm(h)
 		h.renewDue = sent + e.cfg.renewInterval
-		e.cur, e.seenAt = snapshot{kind: snapRecord, pair: pair, rec: next}, e.clock()
+		e.wrote(next, pair)
 	}
 }
 
@@ -325,7 +336,7 @@ func (e *campaign) releaseUnder(ctx context.Context) bool {
 			e.succeeded()
 			e.hold = nil
 			if pair != nil {
-				e.cur, e.seenAt = snapshot{kind: snapRecord, pair: pair, rec: next}, e.clock()
+				e.wrote(next, pair)
 			} else {
 				e.needRead = true
 			}
@@ -374,7 +385,7 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 
 // publish updates the candidate's status from what it knows.
 func (e *campaign) publish() {
-	role, leader, term := RoleFollower, e.cur.leader(), e.cur.rec.Term
+	role, leader, term := RoleFollower, e.leader(), e.cur.rec.Term
 	if l := e.c.lead.Load(); l != nil {
 		role, leader, term = RoleLeader, e.c.node, l.term.Token
 	}

@@ -69,11 +69,20 @@ func endElection(ctx context.Context, client store.Store, key string) (*store.KV
 	}
 }
 
+// endNotice is how long DeleteElection leaves the ended record in place at
+// least, so that every participant reads it before the key vanishes even if
+// its watch missed the change: with default options followers read the key
+// every 3s and candidates every TTL while their watch works. A participant
+// that never saw the ended record takes the vanished key for a store that
+// lost its data, and carries on.
+const endNotice = 3*time.Second + 500*time.Millisecond
+
 // DeleteElection ends the election at key (as EndElection) and then deletes
-// the key (Comcast's DeleteElection). If someone led when it ended, it waits
-// out that leader's TTL before deleting, so that no candidate started
-// afterwards can lead while the old leader may still act. It deletes only
-// the ended record it wrote: if a candidate opened a new election on the key
+// the key (Comcast's DeleteElection). It leaves the ended record in place
+// long enough for every participant to see it (3.5s, or the last leader's
+// TTL if longer, so that no candidate started afterwards can lead while the
+// old leader may still act), then deletes it. It deletes only the ended
+// record it wrote: if a candidate opened a new election on the key
 // meanwhile, that one is ended in turn. Fencing tokens of an election
 // opened after the deletion start again from 1: prefer EndElection where
 // tokens guard a resource.
@@ -83,14 +92,12 @@ func DeleteElection(ctx context.Context, client store.Store, key string) error {
 		if err != nil {
 			return err
 		}
-		if ttl > 0 {
-			t := time.NewTimer(ttl)
-			select {
-			case <-t.C:
-			case <-ctx.Done():
-				t.Stop()
-				return &StoreError{Op: "delete", Key: normalizeKey(key), Err: ctx.Err()}
-			}
+		t := time.NewTimer(max(ttl, endNotice))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return &StoreError{Op: "delete", Key: normalizeKey(key), Err: ctx.Err()}
 		}
 		ok, err := client.AtomicDelete(ctx, normalizeKey(key), ended)
 		switch {

@@ -123,7 +123,7 @@ func (e *following) observe(s snapshot, fromWatch bool) {
 
 // publish reports the leader if it changed (the first call always does).
 func (e *following) publish() {
-	leader := e.cur.leader()
+	leader := e.leader()
 	if e.expired || e.ended() {
 		leader = ""
 	}

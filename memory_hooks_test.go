@@ -6,3 +6,5 @@ func stopServer(name string)  { memory.StopServer(name) }
 func startServer(name string) { memory.StartServer(name) }
 
 func openMemory(name string) (*memory.Store, error) { return memory.Open(name) }
+
+func loseData(name string) { memory.LoseData(name) }

@@ -21,13 +21,19 @@ type observer struct {
 	ctx    context.Context
 	clock  func() time.Duration
 
-	gen       uint64        // the election generation joined at the start
-	seen      bool          // a record of this election has been seen
-	recreated bool          // a read showed the record deleted and written anew
-	cur       snapshot      // latest known state of the key
-	seenAt    time.Duration // when cur was first seen
-	needRead  bool          // a hint said something a read must confirm
-	lastRead  time.Duration
+	gen      uint64        // the election generation joined at the start
+	seen     bool          // a record of this election has been seen
+	maxTerm  uint64        // the highest term seen, so tokens grow even if the store forgets
+	cur      snapshot      // latest known state of the key
+	seenAt   time.Duration // when cur was first seen
+	needRead bool          // a hint said something a read must confirm
+	lastRead time.Duration
+
+	// The store went back in time (lost or restored its data): cur is a
+	// state older than one already seen. lost describes the newest state
+	// seen before, whose holder may still be acting on it.
+	rewound bool
+	lost    lostHolder
 
 	watch      keyWatch
 	watchAt    time.Duration // when to reopen a failed watch
@@ -56,6 +62,7 @@ func (o *observer) begin() error {
 		return err
 	}
 	o.cur, o.seenAt, o.lastRead = s, o.clock(), o.clock()
+	o.maxTerm = s.rec.Term
 	if s.kind == snapRecord {
 		o.gen, o.seen = s.rec.Gen, true
 	}
@@ -101,18 +108,15 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 		o.needRead = o.needRead || o.seen
 		return false
 	}
+	if !fromWatch && o.wentBack(s) {
+		o.goBack(s)
+		return true
+	}
 	if !s.supersedes(o.cur) {
-		// Every write raises the record's counters and a client never sees
-		// a store go back in time, so a read showing lower counters means
-		// the key was deleted and written anew: the election joined is over.
-		if !fromWatch && s.kind == snapRecord && o.cur.kind == snapRecord && s.rec.Token != o.cur.rec.Token {
-			o.recreated = true
-			o.cur, o.seenAt = s, o.clock()
-			return true
-		}
 		return false
 	}
-	o.cur, o.seenAt = s, o.clock()
+	o.cur, o.seenAt, o.rewound = s, o.clock(), false
+	o.maxTerm = max(o.maxTerm, s.rec.Term)
 	if s.kind == snapRecord {
 		o.seen = true
 	}
@@ -120,17 +124,65 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 	return true
 }
 
-// ended reports whether the election this observer joined has ended: a
-// later generation was written, or the key vanished after a record of it
-// was seen (DeleteElection).
-func (o *observer) ended() bool {
-	if o.recreated {
+// wrote makes a record this process wrote, as stored, the current state.
+func (o *observer) wrote(rec record, pair *store.KVPair) {
+	o.cur, o.seenAt, o.seen, o.rewound = snapshot{kind: snapRecord, pair: pair, rec: rec}, o.clock(), true, false
+	o.maxTerm = max(o.maxTerm, rec.Term)
+}
+
+// wentBack reports whether a read shows the store older than what was
+// already seen: the record gone, or replaced by one with counters no higher
+// (every write raises them, and a read never goes back in time unless the
+// store lost or restored its data). DeleteElection deletes the key too, but
+// only after the ended record had time to tell every participant.
+func (o *observer) wentBack(s snapshot) bool {
+	if o.cur.kind != snapRecord {
+		return false
+	}
+	switch s.kind {
+	case snapMissing:
 		return true
+	case snapRecord:
+		return !s.rec.newerThan(&o.cur.rec) && s.rec.Token != o.cur.rec.Token
 	}
-	if o.cur.kind == snapRecord {
-		return o.cur.rec.Gen > o.gen
+	return false
+}
+
+// lostHolder is the holder of the newest record seen before the store went
+// back in time.
+type lostHolder struct {
+	id  string        // its instance id; "" when the record was free
+	ttl time.Duration // the lease it promised
+}
+
+// goBack adopts a state older than the one known. Whoever held the newer
+// record may still act until its lease ends, so a candidate waits for that
+// (acquireAt); followers name no one until a new write shows who leads.
+func (o *observer) goBack(s snapshot) {
+	if !o.rewound {
+		o.lost = lostHolder{id: o.cur.rec.ID, ttl: o.cur.rec.ttl()}
+	} else if o.cur.rec.ID != o.lost.id {
+		o.lost = lostHolder{ttl: max(o.lost.ttl, o.cur.rec.ttl())}
 	}
-	return o.cur.kind == snapMissing && o.seen
+	o.cfg.logger.Warn("leadership: the store went back in time (lost or restored its data)", "key", o.key,
+		"term", o.cur.rec.Term, "now", s.rec.Term)
+	o.cur, o.seenAt, o.rewound = s, o.clock(), true
+	o.maxTerm = max(o.maxTerm, s.rec.Term)
+}
+
+// leader is the name of the current holder as far as the observer knows,
+// or "". A record the store went back to names a holder from the past.
+func (o *observer) leader() string {
+	if o.rewound {
+		return ""
+	}
+	return o.cur.leader()
+}
+
+// ended reports whether the election this observer joined has ended: a
+// later generation was written (EndElection, DeleteElection).
+func (o *observer) ended() bool {
+	return o.cur.kind == snapRecord && o.cur.rec.Gen > o.gen
 }
 
 // watchedPollFactor stretches the poll interval while a watch runs: the

@@ -12,9 +12,11 @@ import (
 // memoryBackend runs the suite on the embedded store: every client is a
 // handle of one named backend, Cut and Heal are Disconnect and Reconnect,
 // Vanish is Close, and the server stops and starts with StopServer and
-// StartServer.
+// StartServer (after LoseData when loseData is set, as a server without
+// persistence comes back).
 type memoryBackend struct {
-	name string
+	name     string
+	loseData bool
 }
 
 func (b memoryBackend) Name() string { return "memory" }
@@ -36,7 +38,12 @@ func (b memoryBackend) Client(t *testing.T) *leadershiptest.Client {
 
 func (b memoryBackend) StopServer(*testing.T) { memory.StopServer(b.name) }
 
-func (b memoryBackend) StartServer(*testing.T) { memory.StartServer(b.name) }
+func (b memoryBackend) StartServer(*testing.T) {
+	if b.loseData {
+		memory.LoseData(b.name)
+	}
+	memory.StartServer(b.name)
+}
 
 var (
 	_ leadershiptest.Backend   = memoryBackend{}
@@ -45,4 +52,9 @@ var (
 
 func TestMemory(t *testing.T) {
 	leadershiptest.Run(t, memoryBackend{name: fmt.Sprintf("leadershiptest-%d", time.Now().UnixNano())})
+}
+
+// The same suite on a store that loses its data when it restarts.
+func TestMemoryLosingDataOnRestart(t *testing.T) {
+	leadershiptest.Run(t, memoryBackend{name: fmt.Sprintf("leadershiptest-lose-%d", time.Now().UnixNano()), loseData: true})
 }

@@ -1,5 +1,7 @@
 package memory
 
+import "sort"
+
 // Disconnect cuts the handle off from its backend, like a network
 // partition. Every call then fails with ErrDisconnected (which wraps
 // store.ErrNotReachable), blocked Lock calls return it, and the handle no
@@ -72,5 +74,30 @@ func (b *backend) setDown(v bool) {
 		b.reachChanged(h, was[h])
 	}
 
+	b.broadcastState()
+}
+
+// LoseData wipes the backend called name as a server that restarted without
+// persistence would come back: every key and lock is gone, and the
+// modification index starts again from zero, so indexes seen before are
+// handed out again. Open watches see each key deleted. It works whether
+// the server is up or stopped, and creates the backend if needed.
+func LoseData(name string) {
+	b := backendFor(name)
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	keys := make([]string, 0, len(b.entries))
+	for k := range b.entries {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+
+	changes := make([]change, 0, len(keys))
+	for _, k := range keys {
+		changes = append(changes, b.remove(b.entries[k]))
+	}
+	b.index = 0
+	b.publish(changes...)
 	b.broadcastState()
 }

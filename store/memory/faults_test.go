@@ -253,3 +253,42 @@ func TestShortOutageKeepsLeases(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, ok, "keep-alive resumes after a short outage")
 }
+
+func TestLoseData(t *testing.T) {
+	ctx := context.Background()
+	name := freshName(t)
+	s := openStore(t, name)
+
+	require.NoError(t, s.Put(ctx, "a", []byte("1"), nil))
+	old, err := s.Get(ctx, "a", nil)
+	require.NoError(t, err)
+	l, err := s.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("me"), TTL: time.Minute})
+	require.NoError(t, err)
+	lost, err := l.Lock(ctx)
+	require.NoError(t, err)
+	events, err := s.Watch(ctx, "a", nil)
+	require.NoError(t, err)
+	<-events // the current value
+
+	LoseData(name)
+
+	_, err = s.Get(ctx, "a", nil)
+	require.ErrorIs(t, err, store.ErrKeyNotFound)
+	select {
+	case p := <-events:
+		assert.Empty(t, p.Value, "the watch sees the key deleted")
+	case <-time.After(10 * time.Second):
+		t.Fatal("no delete event")
+	}
+	select {
+	case <-lost:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lock was not lost")
+	}
+
+	// Indexes start again: a new write may carry an index seen before.
+	require.NoError(t, s.Put(ctx, "a", []byte("2"), nil))
+	again, err := s.Get(ctx, "a", nil)
+	require.NoError(t, err)
+	assert.LessOrEqual(t, again.LastIndex, old.LastIndex)
+}

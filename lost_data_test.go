@@ -1,0 +1,105 @@
+package leadership
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+)
+
+// nextTermOver waits until some runner leads a term with a token above
+// floor, checking meanwhile that no runner has stopped.
+func nextTermOver(t *testing.T, rs []*runner, floor uint64) (*runner, Term) {
+	t.Helper()
+	var (
+		found *runner
+		term  Term
+	)
+	eventually(t, fmt.Sprintf("a term above %d", floor), func() bool {
+		for _, r := range rs {
+			if r.Err() != nil {
+				t.Fatalf("%s stopped: %v", r.name, r.Err())
+			}
+			if tm, ok := r.CurrentTerm(); ok && tm.Token > floor {
+				found, term = r, tm
+				return true
+			}
+		}
+		return false
+	})
+	return found, term
+}
+
+// A store that comes back without its data (a server restarted without
+// persistence) is not an ended election: the leader steps down, a leader is
+// elected again with a greater token, and followers name it.
+func TestStoreThatLostItsDataRecovers(t *testing.T) {
+	c := newCluster(t)
+	rs := c.campaign("wiped", 500*time.Millisecond, 3)
+	x := watchExclusion(t, rs[0].Candidate, rs[1].Candidate, rs[2].Candidate)
+	f := NewFollower(c.handle(), "wiped")
+	leaders, _, err := f.FollowElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	old := leaderOf(t, rs)
+	term, _ := old.CurrentTerm()
+	recvUntil(t, leaders, "follower names the leader", func(s string) bool { return s == old.name })
+
+	loseData(c.name)
+	select {
+	case <-term.Context().Done():
+	case <-time.After(wait):
+		t.Fatal("the leader kept its term after the store lost the record")
+	}
+	recvUntil(t, leaders, "follower drops the leader", func(s string) bool { return s != old.name })
+	next, nt := nextTermOver(t, rs, term.Token)
+	recvUntil(t, leaders, "follower names the new leader", func(s string) bool { return s == next.name })
+	if f.Err() != nil {
+		t.Fatalf("follower stopped: %v", f.Err())
+	}
+	t.Logf("term %d by %s after the wipe, %d by %s before", nt.Token, next.name, term.Token, old.name)
+	x.check(t)
+}
+
+// A store restored from an old backup shows an older record: the leader
+// steps down, the holder the old record names is not reported, and the
+// next term's token is above every token seen.
+func TestStoreRestoredFromBackupRecovers(t *testing.T) {
+	c := newCluster(t)
+	h := c.handle()
+	rs := c.campaign("restored", 500*time.Millisecond, 2)
+	x := watchExclusion(t, rs[0].Candidate, rs[1].Candidate)
+	f := NewFollower(c.handle(), "restored")
+	leaders, _, err := f.FollowElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop()
+	first := leaderOf(t, rs)
+	backup, err := h.Get(ctxT(t), "restored", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Resign()
+	second, st := nextTermOver(t, rs, 0)
+	for second == first {
+		second, st = nextTermOver(t, rs, st.Token)
+	}
+	recvUntil(t, leaders, "follower names the second leader", func(s string) bool { return s == second.name })
+
+	if err := h.Put(context.Background(), "restored", backup.Value, nil); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-st.Context().Done():
+	case <-time.After(wait):
+		t.Fatal("the leader kept its term after the store went back")
+	}
+	recvUntil(t, leaders, "follower names no one", func(s string) bool { return s == "" })
+	next, nt := nextTermOver(t, rs, st.Token)
+	recvUntil(t, leaders, "follower names the new leader", func(s string) bool { return s == next.name })
+	t.Logf("term %d by %s after the restore, %d before", nt.Token, next.name, st.Token)
+	x.check(t)
+}
