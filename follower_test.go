@@ -2,8 +2,12 @@ package leadership
 
 import (
 	"errors"
+	"fmt"
 	"testing"
+	"testing/synctest"
 	"time"
+
+	"github.com/leadership-go/leadership/store/memory"
 )
 
 func TestFollowerFirstValueAndChanges(t *testing.T) {
@@ -57,39 +61,61 @@ func TestFollowerStartsWithCurrentLeader(t *testing.T) {
 	}
 }
 
+// In a synctest bubble time is exact: a follower stops naming a vanished
+// leader at 90% of its TTL after it last saw it renewed, and names the
+// successor once it is elected, at the TTL.
 func TestFollowerDropsVanishedLeaderWithinTTL(t *testing.T) {
-	c := newCluster(t)
-	ttl := time.Second
-	h := c.handle()
-	dead := NewCandidate(h, "vanish", "dead", ttl)
-	if _, _, err := dead.RunForElection(); err != nil {
-		t.Fatal(err)
-	}
-	defer dead.Stop()
-	eventually(t, "dead leads", dead.IsLeader)
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := fmt.Sprintf("vanish-%d", storeSeq.Add(1))
+		hd, _ := memory.Open(name)
+		hf, _ := memory.Open(name)
+		ha, _ := memory.Open(name)
+		defer hf.Close()
+		defer ha.Close()
+		dead := NewCandidate(hd, "vanish", "dead", ttl)
+		if _, _, err := dead.RunForElection(); err != nil {
+			t.Fatal(err)
+		}
+		defer dead.Stop()
+		synctest.Wait()
+		if !dead.IsLeader() {
+			t.Fatal("dead did not win an empty election at once")
+		}
+		f := NewFollower(hf, "vanish")
+		leaders, _, err := f.FollowElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Stop()
+		if got := <-leaders; got != "dead" {
+			t.Fatalf("first value %q", got)
+		}
+		alive := NewCandidate(ha, "vanish", "alive", ttl)
+		if _, _, err := alive.RunForElection(); err != nil {
+			t.Fatal(err)
+		}
+		defer alive.Stop()
 
-	f := NewFollower(c.handle(), "vanish")
-	leaders, _, err := f.FollowElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
-	recvUntil(t, leaders, "the leader", func(s string) bool { return s == "dead" })
-	alive := c.campaign("vanish", ttl, 1)[0]
-
-	// The leader's client vanishes: closed, as a killed process's would be.
-	gone := time.Now()
-	_ = h.Close()
-	recvUntil(t, leaders, "no leader", func(s string) bool { return s == "" })
-	if took := time.Since(gone); took > ttl+500*time.Millisecond {
-		t.Fatalf("follower named the vanished leader for %v (TTL %v)", took, ttl)
-	}
-	if got := recv(t, leaders, "the successor"); got != alive.name {
-		t.Fatalf("after \"\": %q, want %q", got, alive.name)
-	}
-	if took := time.Since(gone); took > ttl+time.Second {
-		t.Fatalf("takeover took %v (TTL %v)", took, ttl)
-	}
+		// The leader's client vanishes right after a renewal (at TTL/3):
+		// closed, as a killed process's would be.
+		time.Sleep(ttl / 3)
+		synctest.Wait()
+		gone := time.Now()
+		_ = hd.Close()
+		if got := <-leaders; got != "" {
+			t.Fatalf("after the vanish: %q, want \"\"", got)
+		}
+		if got, want := time.Since(gone), ttl-ttl/10; got != want {
+			t.Fatalf("follower named the vanished leader for %v, want exactly %v", got, want)
+		}
+		if got := <-leaders; got != alive.node {
+			t.Fatalf("after \"\": %q, want %q", got, alive.node)
+		}
+		if got := time.Since(gone); got != ttl {
+			t.Fatalf("follower named the successor %v after the vanish, want exactly the TTL %v", got, ttl)
+		}
+	})
 }
 
 func TestFollowerObservationsCarryTerms(t *testing.T) {
