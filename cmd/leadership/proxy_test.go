@@ -4,11 +4,13 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -204,15 +206,17 @@ func TestProxy(t *testing.T) {
 		t.Errorf("health without leader: %d %+v", code, ph)
 	}
 
+	// A TTL long enough that a handoff within the waits below can only
+	// come from a release, never from a lease running out.
 	servers := map[string]*nameServer{}
 	var cands []*testCandidate
 	for range 3 {
 		s := newNameServer(t)
 		servers[s.addr] = s
-		cands = append(cands, startCandidate(t, storeName, key, s.addr, 2*time.Second))
+		cands = append(cands, startCandidate(t, storeName, key, s.addr, time.Minute))
 	}
 	leader := leaderOf(t, cands)
-	if !waitFor(5*time.Second, func() bool { c, ph := health(t, client, base); return c == 200 && ph.Leader == leader.name }) {
+	if !waitFor(10*time.Second, func() bool { c, ph := health(t, client, base); return c == 200 && ph.Leader == leader.name }) {
 		t.Fatalf("health never named %s", leader.name)
 	}
 	code, ph := health(t, client, base)
@@ -293,11 +297,12 @@ func TestProxy(t *testing.T) {
 		}
 	})
 
-	// Resign: requests follow the handoff within milliseconds.
+	// Resign: requests follow the handoff (within milliseconds; the
+	// wait is generous, and still far under the TTL).
 	resigned := time.Now()
 	leader.c.Resign()
 	var next string
-	if !waitFor(5*time.Second, func() bool {
+	if !waitFor(10*time.Second, func() bool {
 		code, body, _ := get(t, client, base+"/")
 		if code == 200 && body != leader.name {
 			next = body
@@ -305,13 +310,9 @@ func TestProxy(t *testing.T) {
 		}
 		return false
 	}) {
-		t.Fatal("requests did not follow the resign within 5s")
+		t.Fatal("requests did not follow the resign within 10s")
 	}
-	took := time.Since(resigned)
-	t.Logf("requests reached the next leader %s %v after Resign", next, took)
-	if took > time.Second {
-		t.Errorf("handoff took %v", took)
-	}
+	t.Logf("requests reached the next leader %s %v after Resign", next, time.Since(resigned))
 	newLeader := leaderOf(t, cands)
 	for i := range 10 {
 		if code, body, _ := get(t, client, base+"/"); code != 200 || body != newLeader.name {
@@ -323,7 +324,7 @@ func TestProxy(t *testing.T) {
 	for _, c := range cands {
 		c.c.Stop()
 	}
-	if !waitFor(5*time.Second, func() bool { c, _, _ := get(t, client, base+"/"); return c == http.StatusServiceUnavailable }) {
+	if !waitFor(10*time.Second, func() bool { c, _, _ := get(t, client, base+"/"); return c == http.StatusServiceUnavailable }) {
 		t.Fatal("no 503 after every candidate stopped")
 	}
 	code, body, h = get(t, client, base+"/x")
@@ -336,7 +337,7 @@ func TestProxy(t *testing.T) {
 
 	// A leader whose name is not an address: 503 naming it.
 	startCandidate(t, storeName, key, "not-an-address", 2*time.Second)
-	if !waitFor(5*time.Second, func() bool { _, ph := health(t, client, base); return ph.Leader == "not-an-address" }) {
+	if !waitFor(10*time.Second, func() bool { _, ph := health(t, client, base); return ph.Leader == "not-an-address" }) {
 		t.Fatal("health never named not-an-address")
 	}
 	code, body, _ = get(t, client, base+"/")
@@ -369,7 +370,7 @@ func TestProxyBadGateway(t *testing.T) {
 	_, base := startTestProxy(t, storeURL, "k")
 	startCandidate(t, storeName, "k", dead, time.Second)
 	client := testClient()
-	if !waitFor(5*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
+	if !waitFor(10*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
 		t.Fatal("no leader")
 	}
 	code, body, _ := get(t, client, base+"/")
@@ -427,10 +428,12 @@ func TestLeaderURL(t *testing.T) {
 func TestProxyShutdownClosesUpgrades(t *testing.T) {
 	storeURL, storeName := memoryURL(t)
 	s := newNameServer(t)
-	p, base := startTestProxy(t, storeURL, "k", "--shutdown-timeout", "30s")
+	// A shutdown timeout far longer than stop waits (30s): stop returns
+	// only if the proxy does not wait for the upgraded connection.
+	p, base := startTestProxy(t, storeURL, "k", "--shutdown-timeout", "10m")
 	startCandidate(t, storeName, "k", s.addr, time.Minute)
 	client := testClient()
-	if !waitFor(5*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
+	if !waitFor(10*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
 		t.Fatal("no leader")
 	}
 	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
@@ -449,10 +452,10 @@ func TestProxyShutdownClosesUpgrades(t *testing.T) {
 	if code := p.stop(t); code != exitOK {
 		t.Errorf("exit %d; stderr:\n%s", code, p.stderr.String())
 	}
-	if _, err := br.ReadString('\n'); err == nil {
-		t.Error("the upgraded connection is still open after the proxy stopped")
-	}
-	if took := time.Since(began); took > 5*time.Second {
-		t.Errorf("shutdown took %v", took)
+	t.Logf("shutdown took %v", time.Since(began))
+	// Closed: the read ends at once, not at its deadline.
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := br.ReadString('\n'); err == nil || errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Errorf("the upgraded connection is still open after the proxy stopped: %v", err)
 	}
 }

@@ -161,9 +161,6 @@ func TestRunLostLeaseStopsChildFirst(t *testing.T) {
 		t.Fatal("the partitioned leader's child never died")
 	}
 	t.Logf("partition -> old child gone %v, -> new child started %v (TTL %v)", gone.Sub(cut), next.at.Sub(cut), ttl)
-	if next.at.Sub(cut) > ttl+time.Second {
-		t.Errorf("takeover took %v", next.at.Sub(cut))
-	}
 	checkNoOverlap(t, records, map[int]time.Time{first.pid: gone})
 	if log := runs[first.name].stderr.String(); !strings.Contains(log, "leadership ended: stopping COMMAND") || !strings.Contains(log, "SIGKILL") {
 		t.Errorf("%s log lacks the stop and the SIGKILL:\n%s", first.name, log)

@@ -16,6 +16,11 @@ import (
 // (see scripts/README.md).
 const envConsul = "LEADERSHIP_CONSUL"
 
+// hangBound is how long a call that should end by a timeout of a second or
+// less may take before the test calls it hung: generous, since the machine
+// running the tests may be loaded. The time taken is logged.
+const hangBound = 10 * time.Second
+
 func TestMain(m *testing.M) {
 	// Nothing is ignored: Open'ed stores wait for their goroutines and close
 	// their connections in Close. The tests of kvtools stores end what

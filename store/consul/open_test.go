@@ -38,8 +38,9 @@ func openUnreachable(t *testing.T, endpoint string, dial time.Duration) error {
 	if !errors.As(err, &ue) || len(ue.Endpoints) != 1 || ue.Endpoints[0] != endpoint {
 		t.Errorf("error %#v is not an *UnreachableError naming %s", err, endpoint)
 	}
-	if took > dial+300*time.Millisecond {
-		t.Errorf("Open took %v, want about DialTimeout %v", took, dial)
+	// About DialTimeout: only a hang goes past ten times that.
+	if took > 10*dial {
+		t.Errorf("Open took %v with DialTimeout %v: hung", took, dial)
 	}
 	return err
 }
@@ -72,8 +73,10 @@ func TestOpenCancelled(t *testing.T) {
 		_ = s.Close()
 		t.Fatal("Open succeeded")
 	}
-	if took := time.Since(start); took > time.Second || !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Open under a 300ms context: %v after %v", err, took)
+	took := time.Since(start)
+	t.Logf("Open under a 300ms context: %v after %v", err, took)
+	if took > hangBound || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Open under a 300ms context: %v after %v, want context.DeadlineExceeded well before DialTimeout", err, took)
 	}
 }
 
@@ -147,9 +150,10 @@ func TestOpenNoLeader(t *testing.T) {
 		_ = s.Close()
 		t.Fatal("Open succeeded")
 	}
-	t.Logf("Open failed after %v: %v", time.Since(start), err)
-	if !errors.Is(err, ErrNoLeader) || !errors.Is(err, store.ErrNotReachable) || time.Since(start) > time.Second {
-		t.Errorf("Open = %v after %v, want ErrNoLeader and store.ErrNotReachable after 500ms", err, time.Since(start))
+	took := time.Since(start)
+	t.Logf("Open failed after %v: %v", took, err)
+	if !errors.Is(err, ErrNoLeader) || !errors.Is(err, store.ErrNotReachable) || took > hangBound {
+		t.Errorf("Open = %v after %v, want ErrNoLeader and store.ErrNotReachable after 500ms", err, took)
 	}
 	f.srv.CloseClientConnections()
 }
@@ -211,24 +215,31 @@ func TestCutAfterOpen(t *testing.T) {
 	<-events
 	fwd.Cut()
 
+	// Each call ends at its deadline (context.DeadlineExceeded), however
+	// long that takes on a loaded machine: only a hang fails the bound.
 	start := time.Now()
 	_, err = s.Get(context.Background(), key, nil) // no deadline: RequestTimeout
-	if took := time.Since(start); !errors.Is(err, store.ErrNotReachable) || took > time.Second {
-		t.Errorf("Get while cut: %v after %v, want store.ErrNotReachable after 300ms", err, took)
+	took := time.Since(start)
+	t.Logf("Get while cut: %v after %v", err, took)
+	if !errors.Is(err, store.ErrNotReachable) || !errors.Is(err, context.DeadlineExceeded) || took > hangBound {
+		t.Errorf("Get while cut: %v after %v, want store.ErrNotReachable at the 300ms RequestTimeout", err, took)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	start = time.Now()
 	_, _, err = s.AtomicPut(ctx, key, []byte("w"), &store.KVPair{Key: key, LastIndex: 1}, nil)
-	if took := time.Since(start); !errors.Is(err, store.ErrNotReachable) || took > 500*time.Millisecond {
-		t.Errorf("AtomicPut while cut: %v after %v, want store.ErrNotReachable after 100ms", err, took)
+	took = time.Since(start)
+	t.Logf("AtomicPut while cut: %v after %v", err, took)
+	if !errors.Is(err, store.ErrNotReachable) || !errors.Is(err, context.DeadlineExceeded) || took > hangBound {
+		t.Errorf("AtomicPut while cut: %v after %v, want store.ErrNotReachable at the 100ms deadline", err, took)
 	}
 	start = time.Now()
 	wcancel()
-	for range events {
-	}
-	if took := time.Since(start); took > 500*time.Millisecond {
-		t.Errorf("the watch took %v to close after its cancel", took)
+	select {
+	case <-drained(events):
+		t.Logf("the watch closed %v after its cancel", time.Since(start))
+	case <-time.After(hangBound):
+		t.Errorf("the watch still open %v after its cancel", hangBound)
 	}
 	start = time.Now()
 	if err := s.Close(); err != nil {

@@ -261,10 +261,11 @@ func TestWatch(t *testing.T) {
 	time.Sleep(100 * time.Millisecond) // in a blocking query now
 	start := time.Now()
 	cancel()
-	for range events {
-	}
-	if d := time.Since(start); d > 500*time.Millisecond {
-		t.Errorf("the watch closed %v after cancel", d)
+	select {
+	case <-drained(events): // before the blocking query's 30s wait ends
+		t.Logf("the watch closed %v after cancel", time.Since(start))
+	case <-time.After(hangBound):
+		t.Errorf("the watch still open %v after cancel", hangBound)
 	}
 }
 
@@ -349,8 +350,8 @@ func TestKvtoolsHung(t *testing.T) {
 	_, err = wrapped.Get(c, key, nil)
 	took := time.Since(start)
 	t.Logf("Wrap: Get under a 200ms context: %v after %v", err, took)
-	if !errors.Is(err, store.ErrNotReachable) || took > 400*time.Millisecond {
-		t.Errorf("Wrap: Get = %v after %v", err, took)
+	if !errors.Is(err, store.ErrNotReachable) || !errors.Is(err, context.DeadlineExceeded) || took > hangBound {
+		t.Errorf("Wrap: Get = %v after %v, want store.ErrNotReachable at the 200ms deadline", err, took)
 	}
 	// Let the stuck call end: a broken connection fails it (and Go's
 	// client retries the GET on a new connection, which must get through).
@@ -399,7 +400,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 	for _, ch := range watches {
 		select {
 		case <-ch:
-		case <-time.After(time.Second):
+		case <-time.After(hangBound):
 			t.Fatal("a channel stayed open after Close")
 		}
 	}
@@ -436,8 +437,11 @@ func TestLockCancel(t *testing.T) {
 	bctx, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	if _, err := b.Lock(bctx); !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > time.Second {
-		t.Errorf("Lock of a held lock under 300ms: %v after %v", err, time.Since(start))
+	_, err := b.Lock(bctx)
+	took := time.Since(start)
+	t.Logf("Lock of a held lock under 300ms: %v after %v", err, took)
+	if !errors.Is(err, context.DeadlineExceeded) || took > hangBound {
+		t.Errorf("Lock of a held lock under 300ms: %v after %v", err, took)
 	}
 	if err := a.Unlock(ctx); err != nil {
 		t.Fatal(err)

@@ -59,8 +59,10 @@ func TestConfigValidation(t *testing.T) {
 			if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) || ce.Field != tc.field {
 				t.Fatalf("err = %v (%T), want a *ConfigError on %s", err, err, tc.field)
 			}
-			if took := time.Since(start); took > 100*time.Millisecond {
-				t.Fatalf("took %v", took)
+			took := time.Since(start)
+			t.Logf("after %v", took)
+			if took > hangBound {
+				t.Fatalf("took %v: hung", took)
 			}
 		})
 	}
@@ -75,8 +77,8 @@ func TestConfigValidation(t *testing.T) {
 }
 
 // checkUnreachable checks that Open failed with an *UnreachableError naming
-// addr within limit.
-func checkUnreachable(t *testing.T, s store.Store, err error, took, limit time.Duration, addr string) {
+// addr, without hanging.
+func checkUnreachable(t *testing.T, s store.Store, err error, took time.Duration, addr string) {
 	t.Helper()
 	if err == nil {
 		_ = s.Close()
@@ -86,8 +88,8 @@ func checkUnreachable(t *testing.T, s store.Store, err error, took, limit time.D
 	if !errors.As(err, &ue) || !errors.Is(err, store.ErrNotReachable) || !slices.Contains(ue.Endpoints, addr) {
 		t.Fatalf("err = %v (%T), want an *UnreachableError naming %s", err, err, addr)
 	}
-	if took > limit {
-		t.Fatalf("Open returned after %v, want at most %v", took, limit)
+	if took > hangBound {
+		t.Fatalf("Open returned after %v: hung", took)
 	}
 	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
 }
@@ -96,21 +98,21 @@ func TestOpenRefused(t *testing.T) {
 	addr := refusedAddr(t)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
-	checkUnreachable(t, s, err, time.Since(start), time.Second, addr)
+	checkUnreachable(t, s, err, time.Since(start), addr)
 }
 
 func TestOpenHung(t *testing.T) {
 	addr := hungAddr(t)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
-	checkUnreachable(t, s, err, time.Since(start), time.Second, addr)
+	checkUnreachable(t, s, err, time.Since(start), addr)
 
 	// A shorter context deadline wins over DialTimeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start = time.Now()
-	s, err = Open(ctx, Config{Endpoints: []string{addr}})
-	checkUnreachable(t, s, err, time.Since(start), 700*time.Millisecond, addr)
+	s, err = Open(ctx, Config{Endpoints: []string{addr}, DialTimeout: time.Minute})
+	checkUnreachable(t, s, err, time.Since(start), addr)
 
 	// A cancelled context is the caller's doing, not an unreachable server.
 	ctx, cancel = context.WithCancel(context.Background())
@@ -154,7 +156,7 @@ func TestOpenWithUsernameIsBounded(t *testing.T) {
 	addr, _ = gatedAddr(t, target)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, Username: "u", Password: "p", DialTimeout: 500 * time.Millisecond})
-	checkUnreachable(t, s, err, time.Since(start), time.Second, addr)
+	checkUnreachable(t, s, err, time.Since(start), addr)
 }
 
 // The credentials reach the etcd client. The test server has auth disabled,
@@ -175,7 +177,7 @@ func TestOpenTLS(t *testing.T) {
 	addr := serverConfig(t).Endpoints[0]
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, TLS: &tls.Config{InsecureSkipVerify: true}, DialTimeout: 500 * time.Millisecond}) //nolint:gosec // test against a plaintext server
-	checkUnreachable(t, s, err, time.Since(start), time.Second, addr)
+	checkUnreachable(t, s, err, time.Since(start), addr)
 }
 
 // The etcd client logs a JSON line to stderr at every failed attempt by
@@ -238,10 +240,11 @@ func TestDeleteBounded(t *testing.T) {
 	if !errors.Is(err, store.ErrNotReachable) {
 		t.Fatalf("wrapped Delete: %v", err)
 	}
-	if took := time.Since(start); took > time.Second {
-		t.Fatalf("wrapped Delete returned after %v", took)
+	took := time.Since(start)
+	t.Logf("after: wrapped Delete returned after %v: %v", took.Round(time.Millisecond), err)
+	if took > hangBound {
+		t.Fatalf("wrapped Delete returned after %v: hung", took)
 	}
-	t.Logf("after: wrapped Delete returned after %v: %v", time.Since(start).Round(time.Millisecond), err)
 
 	// Every other call is bounded and classified too.
 	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -256,8 +259,10 @@ func TestDeleteBounded(t *testing.T) {
 	if _, err := s.Watch(context.Background(), "k", nil); !errors.Is(err, store.ErrNotReachable) {
 		t.Fatalf("Watch: %v", err)
 	}
-	if took := time.Since(start); took > time.Second {
-		t.Fatalf("Watch setup returned after %v", took)
+	took = time.Since(start)
+	t.Logf("Watch setup returned after %v", took.Round(time.Millisecond))
+	if took > hangBound {
+		t.Fatalf("Watch setup returned after %v: hung", took)
 	}
 }
 
@@ -296,12 +301,27 @@ func TestWatchSurvivesDeleteAndRecreate(t *testing.T) {
 	expect := func(what, want string) {
 		t.Helper()
 		p, ok := recv(t, ch, 5*time.Second)
+		for ok && p != nil && string(p.Value) == "probe" {
+			p, ok = recv(t, ch, 5*time.Second) // a late event of the probe below
+		}
 		if !ok || p == nil || string(p.Value) != want {
 			t.Fatalf("%s: got %+v (ok %v), want value %q", what, p, ok, want)
 		}
 	}
 	expect("current value", "v1")
-	time.Sleep(100 * time.Millisecond) // kvtools starts the etcd watch only after the first event is read
+	// kvtools starts the etcd watch only after the first event is read,
+	// from the revision of that moment: write until a write is reported.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		if err := other.Put(ctx, key, []byte("probe"), nil); err != nil {
+			t.Fatal(err)
+		}
+		if p, ok := recv(t, ch, 100*time.Millisecond); ok && p != nil && string(p.Value) == "probe" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the watch reported no write within 10s")
+		}
+	}
 	if err := other.Delete(ctx, key); err != nil {
 		t.Fatal(err)
 	}
@@ -321,7 +341,7 @@ func TestWatchSurvivesDeleteAndRecreate(t *testing.T) {
 		for ok {
 			_, ok = <-ch
 		}
-	case <-time.After(time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("watch channel not closed after cancel")
 	}
 }

@@ -22,6 +22,11 @@ const (
 	envCluster = "LEADERSHIP_ETCD_CLUSTER" // members, comma-separated
 )
 
+// hangBound is how long a call that should end by a timeout of a second or
+// less may take before the test calls it hung: generous, since the machine
+// running the tests may be loaded. The time taken is logged.
+const hangBound = 10 * time.Second
+
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		// kvtools' NewLock starts a goroutine that waits for

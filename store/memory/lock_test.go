@@ -152,7 +152,8 @@ func TestLockContention(t *testing.T) {
 	cancel()
 	assert.Nil(t, ch)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 2*time.Second)
+	t.Logf("canceled wait returned after %v", time.Since(start))
+	assert.Less(t, time.Since(start), waitFor, "hung")
 
 	cancelCtx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)

@@ -67,8 +67,8 @@ func TestLockLostOnExpiryAfterClose(t *testing.T) {
 	require.NoError(t, owner.Close())
 
 	// Not at once: the lock expires TTL after its last renewal.
-	assert.False(t, closedWithin(lost, ttl/3))
-	assert.True(t, closedWithin(lost, 2*ttl), "lost not closed on expiry")
+	assert.True(t, closedWithin(lost, waitFor), "lost not closed on expiry")
+	t.Logf("lost closed %v after Close", time.Since(closed))
 	assert.GreaterOrEqual(t, time.Since(closed), ttl/2)
 
 	// The expiry is a watch event, and someone else can take the lock.
@@ -77,7 +77,7 @@ func TestLockLostOnExpiryAfterClose(t *testing.T) {
 	other, err := kv.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("kv"), TTL: ttl})
 	require.NoError(t, err)
 
-	lctx, cancel := context.WithTimeout(ctx, time.Second)
+	lctx, cancel := context.WithTimeout(ctx, waitFor)
 	defer cancel()
 
 	_, err = other.Lock(lctx)
@@ -90,13 +90,15 @@ func TestLockLostOnOverwriteAndDelete(t *testing.T) {
 	kv, other := openOn(t, table), openOn(t, table)
 	ctx := testCtx(t)
 
-	l, err := kv.NewLock(ctx, "lock", &store.LockOptions{TTL: 5 * time.Second})
+	// A TTL (and so a renewal period) far longer than the waits below:
+	// lost closes on the change itself, not at a renewal.
+	l, err := kv.NewLock(ctx, "lock", &store.LockOptions{TTL: time.Minute})
 	require.NoError(t, err)
 
 	lost, err := l.Lock(ctx)
 	require.NoError(t, err)
 	require.NoError(t, other.Put(ctx, "lock", []byte("mine now"), nil))
-	assert.True(t, closedWithin(lost, time.Second), "lost not closed on overwrite")
+	assert.True(t, closedWithin(lost, waitFor), "lost not closed on overwrite")
 	require.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
 
 	pair, err := kv.Get(ctx, "lock", nil)
@@ -106,7 +108,7 @@ func TestLockLostOnOverwriteAndDelete(t *testing.T) {
 	lost, err = l.Lock(ctx)
 	require.NoError(t, err)
 	require.NoError(t, other.Delete(ctx, "lock"))
-	assert.True(t, closedWithin(lost, time.Second), "lost not closed on delete")
+	assert.True(t, closedWithin(lost, waitFor), "lost not closed on delete")
 }
 
 func TestLockRenewStop(t *testing.T) {
@@ -125,14 +127,14 @@ func TestLockRenewStop(t *testing.T) {
 	assert.False(t, closedWithin(lost, 3*ttl))
 
 	close(renew)
-	assert.True(t, closedWithin(lost, 3*ttl), "lost not closed after the renewal stopped")
+	assert.True(t, closedWithin(lost, waitFor), "lost not closed after the renewal stopped")
 
 	// lost closes at the latest when the row expires on the server.
 	require.Eventually(t, func() bool {
 		_, err := kv.Get(ctx, "lock", nil)
 
 		return errors.Is(err, store.ErrKeyNotFound)
-	}, ttl, 5*time.Millisecond)
+	}, waitFor, 5*time.Millisecond)
 }
 
 func TestLockWaitsAndWakes(t *testing.T) {
@@ -259,5 +261,5 @@ func TestKeepAlive(t *testing.T) {
 		_, err := kv.Get(ctx, "ka", nil)
 
 		return errors.Is(err, store.ErrKeyNotFound)
-	}, 2*time.Second, 20*time.Millisecond)
+	}, waitFor, 20*time.Millisecond)
 }

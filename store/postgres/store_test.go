@@ -28,7 +28,8 @@ func TestNewUnreachable(t *testing.T) {
 
 	var ue *UnreachableError
 	require.ErrorAs(t, err, &ue)
-	assert.Less(t, time.Since(start), 3*time.Second)
+	t.Logf("refused: failed after %v", time.Since(start))
+	assert.Less(t, time.Since(start), waitFor, "hung")
 
 	// A server that accepts but never answers: bounded by ConnectTimeout.
 	ln, err = net.Listen("tcp", "127.0.0.1:0")
@@ -59,7 +60,8 @@ func TestNewUnreachable(t *testing.T) {
 	start = time.Now()
 	_, err = Open(context.Background(), "postgres://nobody@"+ln.Addr().String()+"/db?sslmode=disable", &Config{ConnectTimeout: 300 * time.Millisecond})
 	require.ErrorIs(t, err, store.ErrNotReachable)
-	assert.Less(t, time.Since(start), 2*time.Second)
+	t.Logf("hung: failed after %v", time.Since(start))
+	assert.Less(t, time.Since(start), waitFor, "hung")
 }
 
 func TestBadConfig(t *testing.T) {
@@ -279,7 +281,8 @@ func TestContextHonoured(t *testing.T) {
 
 	start := time.Now()
 	require.ErrorIs(t, kv.Put(dctx, "k", nil, nil), context.DeadlineExceeded)
-	assert.Less(t, time.Since(start), 2*time.Second)
+	t.Logf("interrupted after %v", time.Since(start))
+	assert.Less(t, time.Since(start), waitFor, "hung")
 
 	_, err = admin.Exec(context.Background(), "ROLLBACK")
 	require.NoError(t, err)

@@ -20,6 +20,11 @@ import (
 // address, host:port (see scripts/README.md).
 const envServer = "LEADERSHIP_REDIS"
 
+// hangBound is how long a call that should end by a timeout of a second or
+// less may take before the test calls it hung: generous, since the machine
+// running the tests may be loaded. The time taken is logged.
+const hangBound = 10 * time.Second
+
 func TestMain(m *testing.M) {
 	// No goroutine of kvtools or go-redis outlives Close: no ignores.
 	goleak.VerifyTestMain(m)

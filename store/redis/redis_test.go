@@ -44,8 +44,10 @@ func TestConfigValidation(t *testing.T) {
 			if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) || ce.Field != tc.field {
 				t.Fatalf("err = %v (%T), want a *ConfigError on %s", err, err, tc.field)
 			}
-			if took := time.Since(start); took > 100*time.Millisecond {
-				t.Fatalf("took %v", took)
+			took := time.Since(start)
+			t.Logf("after %v", took)
+			if took > hangBound {
+				t.Fatalf("took %v: hung", took)
 			}
 		})
 	}
@@ -59,8 +61,8 @@ func TestConfigValidation(t *testing.T) {
 }
 
 // checkUnreachable checks that Open failed with an *UnreachableError naming
-// addr within limit.
-func checkUnreachable(t *testing.T, s store.Store, err error, took, limit time.Duration, addr string) {
+// addr, without hanging.
+func checkUnreachable(t *testing.T, s store.Store, err error, took time.Duration, addr string) {
 	t.Helper()
 	if err == nil {
 		_ = s.Close()
@@ -70,8 +72,8 @@ func checkUnreachable(t *testing.T, s store.Store, err error, took, limit time.D
 	if !errors.As(err, &ue) || !errors.Is(err, store.ErrNotReachable) || ue.Endpoint != addr {
 		t.Fatalf("err = %v (%T), want an *UnreachableError naming %s", err, err, addr)
 	}
-	if took > limit {
-		t.Fatalf("Open returned after %v, want at most %v", took, limit)
+	if took > hangBound {
+		t.Fatalf("Open returned after %v: hung", took)
 	}
 	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
 }
@@ -80,21 +82,21 @@ func TestOpenRefused(t *testing.T) {
 	addr := refusedAddr(t)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
-	checkUnreachable(t, s, err, time.Since(start), time.Second, addr)
+	checkUnreachable(t, s, err, time.Since(start), addr)
 }
 
 func TestOpenHung(t *testing.T) {
 	addr := hungAddr(t)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
-	checkUnreachable(t, s, err, time.Since(start), time.Second, addr)
+	checkUnreachable(t, s, err, time.Since(start), addr)
 
 	// A shorter context deadline wins over DialTimeout.
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	start = time.Now()
-	s, err = Open(ctx, Config{Endpoints: []string{addr}})
-	checkUnreachable(t, s, err, time.Since(start), 700*time.Millisecond, addr)
+	s, err = Open(ctx, Config{Endpoints: []string{addr}, DialTimeout: time.Minute})
+	checkUnreachable(t, s, err, time.Since(start), addr)
 
 	// A cancelled context is the caller's doing, not an unreachable server.
 	ctx, cancel = context.WithCancel(context.Background())
@@ -184,10 +186,11 @@ func TestOpenTLS(t *testing.T) {
 		_ = s.Close()
 		t.Fatal("Open with TLS against a plaintext server succeeded")
 	}
-	if took := time.Since(start); took > time.Second {
-		t.Fatalf("took %v", took)
+	took := time.Since(start)
+	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
+	if took > hangBound {
+		t.Fatalf("Open returned after %v: hung", took)
 	}
-	t.Logf("after %v: %v", time.Since(start).Round(time.Millisecond), err)
 }
 
 // kvtools' AtomicPut(previous == nil) reports any failure of its SETNX as
@@ -398,8 +401,7 @@ func TestWatchEvents(t *testing.T) {
 			}
 		}
 	}
-	expect("missing at start", "")
-	time.Sleep(50 * time.Millisecond)
+	expect("missing at start", "") // read once subscribed: no change is missed from here
 	v1 := `{"LastIndex":"1"}`
 	if err := other.Put(ctx, key, []byte(v1), nil); err != nil {
 		t.Fatal(err)
@@ -431,7 +433,7 @@ func TestWatchEvents(t *testing.T) {
 		for ok {
 			_, ok = <-ch
 		}
-	case <-time.After(time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("watch channel not closed after cancel")
 	}
 }
@@ -476,10 +478,11 @@ func TestCallsBounded(t *testing.T) {
 	if _, err := s.Get(cctx, "k", nil); !errors.Is(err, store.ErrNotReachable) {
 		t.Fatalf("Get: %v", err)
 	}
-	if took := time.Since(start); took > time.Second {
-		t.Fatalf("Get returned after %v", took)
+	took := time.Since(start)
+	t.Logf("after: wrapped Get returned after %v", took.Round(time.Millisecond))
+	if took > hangBound {
+		t.Fatalf("Get returned after %v: hung", took)
 	}
-	t.Logf("after: wrapped Get returned after %v", time.Since(start).Round(time.Millisecond))
 	start = time.Now()
 	if _, _, err := s.AtomicPut(ctx, "k", []byte("v"), nil, nil); !errors.Is(err, store.ErrNotReachable) {
 		t.Fatalf("AtomicPut: %v", err)
@@ -487,8 +490,10 @@ func TestCallsBounded(t *testing.T) {
 	if err := s.Delete(ctx, "k"); !errors.Is(err, store.ErrNotReachable) {
 		t.Fatalf("Delete: %v", err)
 	}
-	if took := time.Since(start); took > 2*time.Second {
-		t.Fatalf("AtomicPut and Delete returned after %v", took)
+	took = time.Since(start)
+	t.Logf("after: wrapped AtomicPut and Delete returned after %v", took.Round(time.Millisecond))
+	if took > hangBound {
+		t.Fatalf("AtomicPut and Delete returned after %v: hung", took)
 	}
 	p.Kill() // let the abandoned calls finish before Close
 }
@@ -551,7 +556,7 @@ func TestCancelledWatchEnds(t *testing.T) {
 	cancel()
 	for range ch2 {
 	}
-	waitFor(t, time.Second, "the subscription dropped", func() bool { return numSub(t, cfg, channel) == 0 })
+	waitFor(t, 10*time.Second, "the subscription dropped", func() bool { return numSub(t, cfg, channel) == 0 })
 	if n := countStacks(loop) - base; n != 0 {
 		t.Fatalf("after: %d kvtools subscriptions", n)
 	}

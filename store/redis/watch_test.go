@@ -334,7 +334,7 @@ func TestWatchReaderWalksAway(t *testing.T) {
 		}()
 		select {
 		case <-drained:
-		case <-time.After(time.Second):
+		case <-time.After(10 * time.Second):
 			t.Fatalf("watch %d: channel not closed by Close", i)
 		}
 	}

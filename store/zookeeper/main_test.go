@@ -19,6 +19,11 @@ const (
 	envEnsemble = "LEADERSHIP_ZK_ENSEMBLE" // three servers, comma separated
 )
 
+// hangBound is how long a call that should end by a timeout of a second or
+// less may take before the test calls it hung: generous, since the machine
+// running the tests may be loaded. The time taken is logged.
+const hangBound = 10 * time.Second
+
 func TestMain(m *testing.M) {
 	// Nothing is ignored: Open'ed stores wait for the zk client's
 	// goroutines in Close. kvtools' Close does not wait, but its client's

@@ -195,8 +195,8 @@ func TestKvtoolsHung(t *testing.T) {
 	_, err = wrapped.Get(c, key, nil)
 	took := time.Since(start)
 	t.Logf("Wrap: Get under a 200ms context: %v after %v", err, took)
-	if !errors.Is(err, store.ErrNotReachable) || took > 400*time.Millisecond {
-		t.Errorf("Wrap: Get = %v after %v", err, took)
+	if !errors.Is(err, store.ErrNotReachable) || !errors.Is(err, context.DeadlineExceeded) || took > hangBound {
+		t.Errorf("Wrap: Get = %v after %v, want store.ErrNotReachable at the 200ms deadline", err, took)
 	}
 	// Let the stuck calls end: a broken connection fails them.
 	fwd.Kill()
@@ -263,10 +263,11 @@ func TestWatch(t *testing.T) {
 	}
 	start := time.Now()
 	cancel()
-	for range events {
-	}
-	if d := time.Since(start); d > time.Second {
-		t.Errorf("the watch closed %v after cancel", d)
+	select {
+	case <-drained(events):
+		t.Logf("the watch closed %v after cancel", time.Since(start))
+	case <-time.After(hangBound):
+		t.Errorf("the watch still open %v after cancel", hangBound)
 	}
 }
 
@@ -309,7 +310,7 @@ func TestCloseLeavesNothing(t *testing.T) {
 	for _, ch := range watches {
 		select {
 		case <-ch:
-		case <-time.After(time.Second):
+		case <-time.After(hangBound):
 			t.Fatal("a channel stayed open after Close")
 		}
 	}

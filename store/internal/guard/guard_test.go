@@ -53,8 +53,12 @@ func TestCallReturnsAtDeadline(t *testing.T) {
 	if !errors.Is(err, ErrAbandoned) || !errors.Is(err, store.ErrNotReachable) || !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("err = %v", err)
 	}
-	if took := time.Since(start); took > 5*time.Second {
-		t.Fatalf("returned after %v", took)
+	// At the 50ms deadline, not when the backend returns (never, here):
+	// only a hang goes past the generous bound.
+	took := time.Since(start)
+	t.Logf("returned after %v", took)
+	if took > 10*time.Second {
+		t.Fatalf("returned after %v: hung", took)
 	}
 	// Without a deadline, the default timeout applies.
 	if _, err := g.Get(context.Background(), "k", nil); !errors.Is(err, ErrAbandoned) {
