@@ -12,6 +12,7 @@ type following struct {
 	observer
 	f         *Follower
 	expired   bool // the current holder's lease ran out unrenewed
+	checked   bool // a read showed the current holder still unrenewed
 	published bool
 }
 
@@ -72,17 +73,25 @@ func (e *following) step() error {
 	if !e.watch.running() && now >= e.watchAt {
 		e.openWatch()
 	}
-	expiring := e.held() && !e.expired && now >= e.expiresAt()
-	if now >= e.retryAt && (e.pollDue(now) || expiring) {
-		if s, ok := e.readNow(); ok {
-			e.observe(s, false)
-		}
-	}
-	// A lease that a read did not show renewed, or that no read could
-	// confirm, is over: its holder has stepped down by now.
-	if expiring && e.held() && !e.expired && e.clock() >= e.expiresAt() {
+	// A lease that no read showed renewed in time is over: its holder has
+	// stepped down by now, whether or not the store answers.
+	if e.held() && !e.expired && now >= e.expiresAt() {
 		e.expired = true
 		e.publish()
+	}
+	// Before that, a read confirms whether a lease that looks unrenewed
+	// really is (a watch may have missed the renewal); it must answer
+	// before the expiry to count.
+	checking := e.held() && !e.expired && !e.checked && now >= e.checkAt()
+	if now >= e.retryAt && (e.pollDue(now) || checking) {
+		deadline := never
+		if checking {
+			deadline = e.expiresAt()
+		}
+		if s, ok := e.readBy(deadline); ok {
+			e.checked = checking
+			e.observe(s, false)
+		}
 	}
 	if e.ended() {
 		return ErrElectionEnded
@@ -98,6 +107,13 @@ func (e *following) expiresAt() time.Duration {
 	return e.seenAt + ttl - ttl/10
 }
 
+// checkAt is when a read checks a holder not seen renewed, in time to
+// answer before expiresAt.
+func (e *following) checkAt() time.Duration {
+	ttl := e.cur.rec.ttl()
+	return e.seenAt + ttl - ttl/5
+}
+
 func (e *following) nextWake() time.Duration {
 	at := e.nextPoll()
 	if e.needRead {
@@ -109,6 +125,9 @@ func (e *following) nextWake() time.Duration {
 	at = max(at, e.retryAt)
 	if e.held() && !e.expired {
 		at = min(at, e.expiresAt())
+		if !e.checked {
+			at = min(at, max(e.checkAt(), e.retryAt))
+		}
 	}
 	return at
 }
@@ -117,7 +136,7 @@ func (e *following) observe(s snapshot, fromWatch bool) {
 	if !e.adopt(s, fromWatch) {
 		return
 	}
-	e.expired = false
+	e.expired, e.checked = false, false
 	e.publish()
 }
 

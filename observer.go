@@ -207,7 +207,19 @@ func (o *observer) nextPoll() time.Duration {
 // readNow reads the key and adopts what it shows. It returns the snapshot
 // read, and false after a store error (already reported, backoff set).
 func (o *observer) readNow() (snapshot, bool) {
-	s, err := o.read(o.ctx)
+	return o.readBy(never)
+}
+
+// readBy is readNow with the read abandoned at deadline (observer clock)
+// if the request timeout would let it run longer.
+func (o *observer) readBy(deadline time.Duration) (snapshot, bool) {
+	ctx := o.ctx
+	if left := deadline - o.clock(); left < o.cfg.requestTimeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, max(left, 0))
+		defer cancel()
+	}
+	s, err := o.read(ctx)
 	o.lastRead = o.clock()
 	if err != nil {
 		o.failed(err)
