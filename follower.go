@@ -13,9 +13,9 @@ import (
 // a leader that is gone: after a clean release it reports "" (or the next
 // leader) as soon as the store shows it, and after a leader vanished it
 // reports "" once the leader's record has gone unrenewed for 90% of its TTL
-// since the follower last saw it renewed (a read at 80% checks for a renewal
-// the watch missed; it must answer in time), before any
-// candidate may take over.
+// since the follower last saw it renewed (a read at 80% checks for a
+// renewal the watch missed; it must answer in time), before any candidate
+// may take over.
 // Every method is safe for concurrent use.
 type Follower struct {
 	client store.Store
