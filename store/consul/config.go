@@ -3,9 +3,9 @@ package consul
 import (
 	"crypto/tls"
 	"fmt"
-	"net"
-	"strconv"
 	"time"
+
+	"github.com/leadership-go/leadership/store/internal/check"
 )
 
 const (
@@ -98,31 +98,18 @@ func (c Config) resolve() (settings, error) {
 		return st, invalid("%d endpoints: a Consul client talks to one agent", len(c.Endpoints))
 	}
 	ep := c.Endpoints[0]
-	host, port, err := net.SplitHostPort(ep)
-	if err != nil {
+	if err := check.Endpoint(ep); err != nil {
 		return st, invalid("endpoint %q: want host:port: %v", ep, err)
-	}
-	if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 || host == "" {
-		return st, invalid("endpoint %q: want host:port", ep)
 	}
 	st.endpoint = ep
 	if c.TLS != nil {
 		st.scheme, st.tls = "https", c.TLS.Clone()
 	}
-	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{
-		{"DialTimeout", &st.dialTimeout, DefaultDialTimeout},
-		{"RequestTimeout", &st.requestTimeout, DefaultRequestTimeout},
-	} {
-		switch {
-		case *d.v < 0:
-			return st, invalid("negative %s %v", d.name, *d.v)
-		case *d.v == 0:
-			*d.v = d.def
-		}
+	if field, reason := check.Timeouts(
+		check.Timeout{Field: "DialTimeout", Value: &st.dialTimeout, Default: DefaultDialTimeout},
+		check.Timeout{Field: "RequestTimeout", Value: &st.requestTimeout, Default: DefaultRequestTimeout},
+	); field != "" {
+		return st, invalid("%s: %s", field, reason)
 	}
 	return st, nil
 }

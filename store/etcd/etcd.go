@@ -5,13 +5,12 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/kvtools/etcdv3"
 	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/internal/check"
 )
 
 const (
@@ -98,45 +97,21 @@ func (cfg Config) validate() (Config, error) {
 		return cfg, &ConfigError{Field: "Endpoints", Reason: "no endpoint given"}
 	}
 	for _, ep := range cfg.Endpoints {
-		if err := checkHostPort(ep); err != nil {
+		if err := check.Endpoint(ep); err != nil {
 			return cfg, &ConfigError{Field: "Endpoints", Reason: fmt.Sprintf("%q: %v", ep, err)}
 		}
 	}
 	if (cfg.Username == "") != (cfg.Password == "") {
 		return cfg, &ConfigError{Field: "Username", Reason: "Username and Password go together (etcd authenticates with both; for certificate authentication use TLS)"}
 	}
-	switch {
-	case cfg.DialTimeout < 0:
-		return cfg, &ConfigError{Field: "DialTimeout", Reason: fmt.Sprintf("negative: %v", cfg.DialTimeout)}
-	case cfg.RequestTimeout < 0:
-		return cfg, &ConfigError{Field: "RequestTimeout", Reason: fmt.Sprintf("negative: %v", cfg.RequestTimeout)}
-	}
-	if cfg.DialTimeout == 0 {
-		cfg.DialTimeout = DefaultDialTimeout
-	}
-	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = DefaultRequestTimeout
+	if field, reason := check.Timeouts(
+		check.Timeout{Field: "DialTimeout", Value: &cfg.DialTimeout, Default: DefaultDialTimeout},
+		check.Timeout{Field: "RequestTimeout", Value: &cfg.RequestTimeout, Default: DefaultRequestTimeout},
+	); field != "" {
+		return cfg, &ConfigError{Field: field, Reason: reason}
 	}
 	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
 	return cfg, nil
-}
-
-// checkHostPort accepts host:port with a non-empty host and a port number.
-func checkHostPort(ep string) error {
-	if strings.Contains(ep, "://") {
-		return errors.New("want host:port without a scheme")
-	}
-	host, port, err := net.SplitHostPort(ep)
-	if err != nil {
-		return err
-	}
-	if host == "" {
-		return errors.New("empty host")
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("bad port %q", port)
-	}
-	return nil
 }
 
 // Open connects to the etcd cluster at cfg.Endpoints, checks with a

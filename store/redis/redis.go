@@ -5,13 +5,11 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
-	"strconv"
-	"strings"
 	"time"
 
 	kvredis "github.com/kvtools/redis"
 	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/internal/check"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -105,43 +103,20 @@ func (cfg Config) validate() (Config, error) {
 	default:
 		return cfg, &ConfigError{Field: "Endpoints", Reason: fmt.Sprintf("%d endpoints: kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)", len(cfg.Endpoints))}
 	}
-	if err := checkHostPort(cfg.Endpoints[0]); err != nil {
+	if err := check.Endpoint(cfg.Endpoints[0]); err != nil {
 		return cfg, &ConfigError{Field: "Endpoints", Reason: fmt.Sprintf("%q: %v", cfg.Endpoints[0], err)}
 	}
-	switch {
-	case cfg.DB < 0:
+	if cfg.DB < 0 {
 		return cfg, &ConfigError{Field: "DB", Reason: fmt.Sprintf("negative: %d", cfg.DB)}
-	case cfg.DialTimeout < 0:
-		return cfg, &ConfigError{Field: "DialTimeout", Reason: fmt.Sprintf("negative: %v", cfg.DialTimeout)}
-	case cfg.RequestTimeout < 0:
-		return cfg, &ConfigError{Field: "RequestTimeout", Reason: fmt.Sprintf("negative: %v", cfg.RequestTimeout)}
 	}
-	if cfg.DialTimeout == 0 {
-		cfg.DialTimeout = DefaultDialTimeout
-	}
-	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = DefaultRequestTimeout
+	if field, reason := check.Timeouts(
+		check.Timeout{Field: "DialTimeout", Value: &cfg.DialTimeout, Default: DefaultDialTimeout},
+		check.Timeout{Field: "RequestTimeout", Value: &cfg.RequestTimeout, Default: DefaultRequestTimeout},
+	); field != "" {
+		return cfg, &ConfigError{Field: field, Reason: reason}
 	}
 	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
 	return cfg, nil
-}
-
-// checkHostPort accepts host:port with a non-empty host and a port number.
-func checkHostPort(ep string) error {
-	if strings.Contains(ep, "://") {
-		return errors.New("want host:port without a scheme")
-	}
-	host, port, err := net.SplitHostPort(ep)
-	if err != nil {
-		return err
-	}
-	if host == "" {
-		return errors.New("empty host")
-	}
-	if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-		return fmt.Errorf("bad port %q", port)
-	}
-	return nil
 }
 
 // Open connects to the Redis server at cfg.Endpoints[0], checks with a

@@ -2,9 +2,9 @@ package zookeeper
 
 import (
 	"fmt"
-	"net"
-	"strconv"
 	"time"
+
+	"github.com/leadership-go/leadership/store/internal/check"
 )
 
 const (
@@ -85,33 +85,20 @@ func (c Config) resolve() (settings, error) {
 		return st, invalid("no endpoint")
 	}
 	for _, ep := range c.Endpoints {
-		host, port, err := net.SplitHostPort(ep)
-		if err != nil {
+		if err := check.Endpoint(ep); err != nil {
 			return st, invalid("endpoint %q: want host:port: %v", ep, err)
-		}
-		if n, err := strconv.Atoi(port); err != nil || n <= 0 || n > 65535 || host == "" {
-			return st, invalid("endpoint %q: want host:port", ep)
 		}
 		st.endpoints = append(st.endpoints, ep)
 	}
 	if c.Username == "" && c.Password != "" {
 		return st, invalid("Password without Username")
 	}
-	for _, d := range []struct {
-		name string
-		v    *time.Duration
-		def  time.Duration
-	}{
-		{"SessionTimeout", &st.sessionTimeout, DefaultSessionTimeout},
-		{"DialTimeout", &st.dialTimeout, DefaultDialTimeout},
-		{"RequestTimeout", &st.requestTimeout, DefaultRequestTimeout},
-	} {
-		switch {
-		case *d.v < 0:
-			return st, invalid("negative %s %v", d.name, *d.v)
-		case *d.v == 0:
-			*d.v = d.def
-		}
+	if field, reason := check.Timeouts(
+		check.Timeout{Field: "SessionTimeout", Value: &st.sessionTimeout, Default: DefaultSessionTimeout},
+		check.Timeout{Field: "DialTimeout", Value: &st.dialTimeout, Default: DefaultDialTimeout},
+		check.Timeout{Field: "RequestTimeout", Value: &st.requestTimeout, Default: DefaultRequestTimeout},
+	); field != "" {
+		return st, invalid("%s: %s", field, reason)
 	}
 	if st.sessionTimeout < time.Millisecond {
 		return st, invalid("SessionTimeout %v: below 1ms", st.sessionTimeout)
