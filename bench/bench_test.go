@@ -1,0 +1,65 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestSummarizeNearestRank(t *testing.T) {
+	xs := make([]float64, 100)
+	for i := range xs {
+		xs[i] = float64(100 - i) // 100 .. 1, unsorted
+	}
+	s := summarize(xs)
+	if s.N != 100 || s.Min != 1 || s.Max != 100 || s.P50 != 50 || s.P99 != 99 || s.Median != 50.5 {
+		t.Fatalf("summary %+v", s)
+	}
+	if summarize(nil) != nil {
+		t.Fatal("a summary of no samples")
+	}
+}
+
+func TestSplitURL(t *testing.T) {
+	head, hosts, tail, err := splitURL("etcd://u:p@h1:1,h2:2/?tls=true")
+	if err != nil || head != "etcd://u:p@" || strings.Join(hosts, " ") != "h1:1 h2:2" || tail != "/?tls=true" {
+		t.Fatalf("%q %q %q %v", head, hosts, tail, err)
+	}
+	for _, bad := range []string{"h1:1", "redis:///db"} {
+		if _, _, _, err := splitURL(bad); err == nil {
+			t.Errorf("splitURL(%q) accepted", bad)
+		}
+	}
+}
+
+// A short run on the embedded store goes through every phase and prints
+// the table.
+func TestQuickRunOnMemory(t *testing.T) {
+	var out, errOut bytes.Buffer
+	stdout, stderr = &out, &errOut
+	defer func() { stdout, stderr = os.Stdout, os.Stderr }()
+	args := []string{"--backends", "memory", "--rounds", "3", "--crash-rounds", "1", "--idle", "1s", "--ttl", "300ms", "--holdoff", "50ms"}
+	if rc := run(args); rc != 0 {
+		t.Fatalf("exit %d\n%s\n%s", rc, out.String(), errOut.String())
+	}
+	if !strings.Contains(out.String(), "memory") {
+		t.Fatalf("no memory row:\n%s", out.String())
+	}
+	t.Log(out.String())
+}
+
+func TestBadFlags(t *testing.T) {
+	var errOut bytes.Buffer
+	stdout, stderr = &bytes.Buffer{}, &errOut
+	defer func() { stdout, stderr = os.Stdout, os.Stderr }()
+	for _, args := range [][]string{{"--rounds", "0"}, {"--ttl", "1ms"}, {"--store", "nourl"}, {"extra"}} {
+		if rc := run(args); rc != 2 {
+			t.Errorf("%v: exit %d, want 2", args, rc)
+		}
+	}
+}
