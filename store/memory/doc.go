@@ -49,10 +49,12 @@
 //	h.Reconnect()                   // partition healed
 //	memory.StopServer("cluster-a")  // the whole backend is down
 //	memory.StartServer("cluster-a")
+//	memory.LoseData("cluster-a")    // back without its data (no persistence)
 //
 // While unreachable, calls fail with errors wrapping store.ErrNotReachable
 // (ErrDisconnected, ErrServerDown), nothing can be kept alive so leases
 // expire one TTL later, and watches deliver nothing; once reachable again,
 // each watch first receives the current state of what changed meanwhile.
-// Data survives a StopServer.
+// Data survives a StopServer; LoseData wipes every key and lock and restarts
+// the modification index, as a server without persistence comes back.
 package memory
