@@ -2,29 +2,18 @@ package consul
 
 import (
 	"context"
-	"os"
 	"testing"
 
 	"github.com/kvtools/valkeyrie/store"
+
 	"github.com/leadership-go/leadership/leadershiptest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 func TestConformance(t *testing.T) {
-	ep := os.Getenv("LEADERSHIP_CONSUL")
-	if ep == "" {
-		t.Skip("LEADERSHIP_CONSUL is not set (scripts/servers.sh starts a Consul agent)")
-	}
-	n := &leadershiptest.Network{
-		BackendName: "consul",
-		Endpoints:   []string{ep},
-		Open: func(ctx context.Context, endpoints []string) (store.Store, error) {
-			return Open(ctx, Config{Endpoints: endpoints})
-		},
-	}
 	// The test server keeps its data in memory only: StoreRestart also
 	// proves that an election survives a store that lost its data.
-	if os.Getenv("LEADERSHIP_RESTART_SERVERS") == "1" {
-		n.Server = "consul"
-	}
-	leadershiptest.Run(t, n)
+	leadershiptest.Run(t, electiontest.Network("consul", "consul", []string{agent(t)}, func(ctx context.Context, endpoints []string) (store.Store, error) {
+		return Open(ctx, Config{Endpoints: endpoints})
+	}))
 }

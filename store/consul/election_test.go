@@ -5,19 +5,16 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
-func TestElectionSmoke(t *testing.T) {
-	addr := agent(t)
-	key := freshKey("leader")
-	cleanup(t, openOn(t, addr), prefixOf(key))
-	runSmoke(t, func(t *testing.T) store.Store { return openOn(t, addr) }, key)
-}
-
 // The engine on kvtools' store made by valkeyrie.NewStore, fixed by Wrap.
+// (TestConformance covers the store Open returns.)
 func TestElectionSmokeWrapped(t *testing.T) {
 	addr := agent(t)
 	key := freshKey("leader")
-	cleanup(t, openOn(t, addr), prefixOf(key))
-	runSmoke(t, func(t *testing.T) store.Store { return Wrap(kvtoolsStore(t, addr), 5*time.Second) }, key)
+	storetest.CleanupTree(t, openOn(t, addr), storetest.Dir(key))
+	electiontest.Smoke(t, key, func(t *testing.T) store.Store { return Wrap(kvtoolsStore(t, addr), 5*time.Second) })
 }

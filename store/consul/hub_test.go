@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/consul/api"
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func present(m uint64) *api.KVPair {
@@ -231,12 +233,12 @@ func (p *countingProxy) close() {
 // watched store.
 func TestManyWatchesFewConnections(t *testing.T) {
 	addr := agent(t)
-	noLeaks(t)
+	storetest.NoLeaks(t)
 	const n, workers = 1000, 32
 	direct := openAgent(t)
-	dir := prefixOf(freshKey("many"))
-	cleanup(t, direct, dir)
-	ctx := ctxFor(t, 60*time.Second)
+	dir := storetest.Dir(freshKey("many"))
+	storetest.CleanupTree(t, direct, dir)
+	ctx := storetest.Context(t, 60*time.Second)
 	key := func(i int) string { return fmt.Sprintf("%s/%d", dir, i) }
 	parallel := func(f func(i int) error) {
 		t.Helper()
@@ -335,9 +337,9 @@ func TestManyWatchesFewConnections(t *testing.T) {
 // existing key fails, and each winner's index is the key's.
 func TestAtomicPutConcurrent(t *testing.T) {
 	s := openAgent(t)
-	dir := prefixOf(freshKey("cas"))
-	cleanup(t, s, dir)
-	ctx := ctxFor(t, 30*time.Second)
+	dir := storetest.Dir(freshKey("cas"))
+	storetest.CleanupTree(t, s, dir)
+	ctx := storetest.Context(t, 30*time.Second)
 	const n = 100
 	key := func(i int) string { return fmt.Sprintf("%s/%d", dir, i) }
 	firsts := make([]*store.KVPair, n)
@@ -396,9 +398,9 @@ func TestAtomicPutConcurrent(t *testing.T) {
 // Gets batched together still tell missing keys from empty ones.
 func TestGetConcurrent(t *testing.T) {
 	s := openAgent(t)
-	dir := prefixOf(freshKey("get"))
-	cleanup(t, s, dir)
-	ctx := ctxFor(t, 30*time.Second)
+	dir := storetest.Dir(freshKey("get"))
+	storetest.CleanupTree(t, s, dir)
+	ctx := storetest.Context(t, 30*time.Second)
 	if err := s.Put(ctx, dir+"/empty", nil, nil); err != nil {
 		t.Fatal(err)
 	}

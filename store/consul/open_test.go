@@ -17,6 +17,7 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/leadershiptest"
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 // openUnreachable opens an endpoint that does not answer and checks the
@@ -46,36 +47,36 @@ func openUnreachable(t *testing.T, endpoint string, dial time.Duration) error {
 }
 
 func TestOpenRefused(t *testing.T) {
-	noLeaks(t)
-	openUnreachable(t, refusedAddr(t), time.Second)
+	storetest.NoLeaks(t)
+	openUnreachable(t, storetest.RefusedAddr(t), time.Second)
 }
 
 func TestOpenHung(t *testing.T) {
-	noLeaks(t)
-	h := newHungServer(t)
-	openUnreachable(t, h.addr(), time.Second)
-	if h.accepted() == 0 {
+	storetest.NoLeaks(t)
+	h := storetest.NewHungServer(t)
+	openUnreachable(t, h.Addr(), time.Second)
+	if h.Accepted() == 0 {
 		t.Fatal("the client never connected to the hung server")
 	}
-	if n := h.openConns(); n != 0 {
+	if n := h.OpenConns(); n != 0 {
 		t.Errorf("%d connections to the hung server left open", n)
 	}
 }
 
 func TestOpenCancelled(t *testing.T) {
-	noLeaks(t)
-	h := newHungServer(t)
+	storetest.NoLeaks(t)
+	h := storetest.NewHungServer(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	s, err := Open(ctx, Config{Endpoints: []string{h.addr()}, DialTimeout: time.Minute})
+	s, err := Open(ctx, Config{Endpoints: []string{h.Addr()}, DialTimeout: time.Minute})
 	if err == nil {
 		_ = s.Close()
 		t.Fatal("Open succeeded")
 	}
 	took := time.Since(start)
 	t.Logf("Open under a 300ms context: %v after %v", err, took)
-	if took > hangBound || !errors.Is(err, context.DeadlineExceeded) {
+	if took > storetest.HangBound || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Open under a 300ms context: %v after %v, want context.DeadlineExceeded well before DialTimeout", err, took)
 	}
 }
@@ -113,7 +114,7 @@ func (f *fakeAgent) tlsConfig() *tls.Config {
 // Open speaks HTTPS with the TLS configuration given, sends the token, and
 // leaves http.DefaultClient and http.DefaultTransport alone.
 func TestOpenTLSAndToken(t *testing.T) {
-	noLeaks(t)
+	storetest.NoLeaks(t)
 	f := newFakeAgent(t, "10.0.0.1:8300")
 	defaultTransport := http.DefaultClient.Transport
 	s, err := Open(context.Background(), Config{
@@ -142,7 +143,7 @@ func TestOpenTLSAndToken(t *testing.T) {
 // An agent without a cluster leader cannot serve consistent reads: Open
 // fails within DialTimeout.
 func TestOpenNoLeader(t *testing.T) {
-	noLeaks(t)
+	storetest.NoLeaks(t)
 	f := newFakeAgent(t, "")
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{f.srv.Listener.Addr().String()}, TLS: f.tlsConfig(), DialTimeout: 500 * time.Millisecond})
@@ -152,7 +153,7 @@ func TestOpenNoLeader(t *testing.T) {
 	}
 	took := time.Since(start)
 	t.Logf("Open failed after %v: %v", took, err)
-	if !errors.Is(err, ErrNoLeader) || !errors.Is(err, store.ErrNotReachable) || took > hangBound {
+	if !errors.Is(err, ErrNoLeader) || !errors.Is(err, store.ErrNotReachable) || took > storetest.HangBound {
 		t.Errorf("Open = %v after %v, want ErrNoLeader and store.ErrNotReachable after 500ms", err, took)
 	}
 	f.srv.CloseClientConnections()
@@ -161,7 +162,7 @@ func TestOpenNoLeader(t *testing.T) {
 // A TLS handshake with a plain HTTP agent fails, it does not hang.
 func TestOpenTLSMismatch(t *testing.T) {
 	addr := agent(t)
-	noLeaks(t)
+	storetest.NoLeaks(t)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, TLS: &tls.Config{}, DialTimeout: 2 * time.Second})
 	if err == nil {
@@ -192,7 +193,7 @@ func TestKvtoolsMutatesDefaultClient(t *testing.T) {
 // deadline, a watch can be cancelled, and Close leaves nothing running.
 func TestCutAfterOpen(t *testing.T) {
 	addr := agent(t)
-	noLeaks(t)
+	storetest.NoLeaks(t)
 	fwd, err := leadershiptest.NewForwarder(addr)
 	if err != nil {
 		t.Fatal(err)
@@ -203,50 +204,6 @@ func TestCutAfterOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	key := freshKey("cut")
-	cleanup(t, openAgent(t), prefixOf(key))
-	if _, _, err := s.AtomicPut(context.Background(), key, []byte("v"), nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	wctx, wcancel := context.WithCancel(context.Background())
-	events, err := s.Watch(wctx, key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	<-events
-	fwd.Cut()
-
-	// Each call ends at its deadline (context.DeadlineExceeded), however
-	// long that takes on a loaded machine: only a hang fails the bound.
-	start := time.Now()
-	_, err = s.Get(context.Background(), key, nil) // no deadline: RequestTimeout
-	took := time.Since(start)
-	t.Logf("Get while cut: %v after %v", err, took)
-	if !errors.Is(err, store.ErrNotReachable) || !errors.Is(err, context.DeadlineExceeded) || took > hangBound {
-		t.Errorf("Get while cut: %v after %v, want store.ErrNotReachable at the 300ms RequestTimeout", err, took)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	start = time.Now()
-	_, _, err = s.AtomicPut(ctx, key, []byte("w"), &store.KVPair{Key: key, LastIndex: 1}, nil)
-	took = time.Since(start)
-	t.Logf("AtomicPut while cut: %v after %v", err, took)
-	if !errors.Is(err, store.ErrNotReachable) || !errors.Is(err, context.DeadlineExceeded) || took > hangBound {
-		t.Errorf("AtomicPut while cut: %v after %v, want store.ErrNotReachable at the 100ms deadline", err, took)
-	}
-	start = time.Now()
-	wcancel()
-	select {
-	case <-drained(events):
-		t.Logf("the watch closed %v after its cancel", time.Since(start))
-	case <-time.After(hangBound):
-		t.Errorf("the watch still open %v after its cancel", hangBound)
-	}
-	start = time.Now()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("Close while cut took %v", time.Since(start))
-	if _, err := s.Get(context.Background(), key, nil); !errors.Is(err, store.ErrNotReachable) {
-		t.Errorf("Get after Close: %v, want store.ErrNotReachable", err)
-	}
+	storetest.CleanupTree(t, openAgent(t), storetest.Dir(key))
+	storetest.CutAfterOpen(t, s, key, fwd.Cut)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/leadershiptest"
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 // intruder is an HTTP proxy in front of the agent that, right after a
@@ -74,9 +75,9 @@ func TestAtomicPutReturnsItsPair(t *testing.T) {
 	in := newIntruder(t, addr, direct)
 	proxied := strings.TrimPrefix(in.srv.URL, "http://")
 	key := freshKey("cas")
-	cleanup(t, direct, prefixOf(key))
+	storetest.CleanupTree(t, direct, storetest.Dir(key))
 	in.key = key
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := storetest.Context(t, 10*time.Second)
 
 	raw := kvtoolsStore(t, proxied)
 	ok, pair, err := raw.AtomicPut(ctx, key, []byte("mine"), nil, nil)
@@ -146,9 +147,9 @@ func pairIndex(p *store.KVPair) uint64 {
 func TestTreeOperations(t *testing.T) {
 	addr := agent(t)
 	s := openAgent(t)
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := storetest.Context(t, 10*time.Second)
 	base := freshKey("dir")
-	cleanup(t, s, prefixOf(base))
+	storetest.CleanupTree(t, s, storetest.Dir(base))
 	for _, k := range []string{base, base + "/a", base + "/b/c", base + "X"} {
 		if err := s.Put(ctx, k, []byte(k), nil); err != nil {
 			t.Fatal(err)
@@ -205,68 +206,10 @@ func keys(pairs []*store.KVPair) []string {
 // Watch reports creation, changes, deletion and re-creation, keeps going
 // through them, and closes promptly on cancel (during a blocking query).
 func TestWatch(t *testing.T) {
-	s := openAgent(t)
-	other := openAgent(t)
+	s, other := openAgent(t), openAgent(t)
 	key := freshKey("watched")
-	cleanup(t, other, prefixOf(key))
-	ctx := ctxFor(t, 20*time.Second)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events, err := s.Watch(wctx, key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := func(what string) *store.KVPair {
-		t.Helper()
-		select {
-		case p, ok := <-events:
-			if !ok {
-				t.Fatalf("%s: the watch closed", what)
-			}
-			return p
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: no event", what)
-		}
-		return nil
-	}
-	if p := next("missing key"); p.Key != key || p.Value != nil {
-		t.Fatalf("first event %+v, want an empty pair", p)
-	}
-	_, p1, err := other.AtomicPut(ctx, key, []byte("one"), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := next("create"); string(p.Value) != "one" || p.LastIndex != p1.LastIndex {
-		t.Fatalf("after create: %+v, want %+v", p, p1)
-	}
-	_, p2, err := other.AtomicPut(ctx, key, []byte("two"), p1, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := next("update"); string(p.Value) != "two" || p.LastIndex != p2.LastIndex {
-		t.Fatalf("after update: %+v, want %+v", p, p2)
-	}
-	if err := other.Delete(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	if p := next("delete"); p.Value != nil {
-		t.Fatalf("after delete: %+v, want an empty pair", p)
-	}
-	if _, _, err := other.AtomicPut(ctx, key, []byte("three"), nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	if p := next("re-create"); string(p.Value) != "three" {
-		t.Fatalf("after re-create: %+v", p)
-	}
-	time.Sleep(100 * time.Millisecond) // in a blocking query now
-	start := time.Now()
-	cancel()
-	select {
-	case <-drained(events): // before the blocking query's 30s wait ends
-		t.Logf("the watch closed %v after cancel", time.Since(start))
-	case <-time.After(hangBound):
-		t.Errorf("the watch still open %v after cancel", hangBound)
-	}
+	storetest.CleanupTree(t, other, storetest.Dir(key))
+	storetest.WatchLifecycle(t, s, other, key)
 }
 
 // kvtools' watch skips deletes and ignores cancellation until its blocking
@@ -277,8 +220,8 @@ func TestKvtoolsWatch(t *testing.T) {
 	direct := openAgent(t)
 	raw := kvtoolsStore(t, addr)
 	key := freshKey("watched")
-	cleanup(t, direct, prefixOf(key))
-	ctx := ctxFor(t, 20*time.Second)
+	storetest.CleanupTree(t, direct, storetest.Dir(key))
+	ctx := storetest.Context(t, 20*time.Second)
 	if err := direct.Put(ctx, key, []byte("v"), nil); err != nil {
 		t.Fatal(err)
 	}
@@ -315,95 +258,35 @@ func TestKvtoolsWatch(t *testing.T) {
 // Wrap makes them return at their deadline.
 func TestKvtoolsHung(t *testing.T) {
 	addr := agent(t)
-	noLeaks(t)
+	storetest.NoLeaks(t)
 	fwd, err := leadershiptest.NewForwarder(addr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fwd.Close() })
 	raw := kvtoolsStore(t, fwd.Addr())
-	wrapped := Wrap(raw, time.Second)
-	key := freshKey("hung")
-	ctx := ctxFor(t, 10*time.Second)
-	if _, err := wrapped.Exists(ctx, key, nil); err != nil {
-		t.Fatal(err)
-	}
-	fwd.Cut()
-
-	done := make(chan time.Duration, 1)
-	go func() {
-		c, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		start := time.Now()
-		_, _ = raw.Get(c, key, nil)
-		done <- time.Since(start)
-	}()
-	select {
-	case d := <-done:
-		t.Errorf("kvtools bug fixed? Get under a 200ms context returned after %v", d)
-	case <-time.After(1500 * time.Millisecond):
-		t.Log("kvtools: Get under a 200ms context still blocked after 1.5s")
-	}
-	c, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err = wrapped.Get(c, key, nil)
-	took := time.Since(start)
-	t.Logf("Wrap: Get under a 200ms context: %v after %v", err, took)
-	if !errors.Is(err, store.ErrNotReachable) || !errors.Is(err, context.DeadlineExceeded) || took > hangBound {
-		t.Errorf("Wrap: Get = %v after %v, want store.ErrNotReachable at the 200ms deadline", err, took)
-	}
-	// Let the stuck call end: a broken connection fails it (and Go's
+	// The stuck call ends when a broken connection fails it (and Go's
 	// client retries the GET on a new connection, which must get through).
-	fwd.Kill()
-	fwd.Heal()
-	<-done
+	storetest.WrapBoundsHungCalls(t, raw, Wrap(raw, time.Second), freshKey("hung"), fwd.Cut, func() {
+		fwd.Kill()
+		fwd.Heal()
+	})
 	http.DefaultClient.CloseIdleConnections() // kvtools' client
 }
 
 // Close ends watches and held locks, and leaves no goroutine.
 func TestCloseLeavesNothing(t *testing.T) {
 	addr := agent(t)
-	noLeaks(t)
+	storetest.NoLeaks(t)
 	cleaner := openAgent(t)
 	s, err := Open(context.Background(), testConfig(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := freshKey("close")
-	cleanup(t, cleaner, prefixOf(key))
-	ctx := ctxFor(t, 10*time.Second)
-	events, err := s.Watch(context.Background(), key, nil) // never cancelled
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := s.WatchTree(context.Background(), prefixOf(key), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := s.NewLock(ctx, key+"-lock", &store.LockOptions{Value: []byte("held"), TTL: 2 * time.Second})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost, err := lock.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Readers keep reading (the guard's Close waits for a watch whose
-	// reader neither reads nor cancels).
-	watches := []<-chan struct{}{drained(events), drained(tree), lost}
-	start := time.Now()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("Close took %v", time.Since(start))
-	for _, ch := range watches {
-		select {
-		case <-ch:
-		case <-time.After(hangBound):
-			t.Fatal("a channel stayed open after Close")
-		}
-	}
+	storetest.CleanupTree(t, cleaner, storetest.Dir(key))
+	storetest.CloseEndsWatchesAndLocks(t, s, key, &store.LockOptions{Value: []byte("held"), TTL: 2 * time.Second})
+	ctx := storetest.Context(t, 10*time.Second)
 	// The lock was released with its session.
 	p, err := cleaner.Get(ctx, key+"-lock", nil)
 	if err != nil || string(p.Value) != "held" {
@@ -427,8 +310,8 @@ func TestCloseLeavesNothing(t *testing.T) {
 func TestLockCancel(t *testing.T) {
 	s := openAgent(t)
 	key := freshKey("lock")
-	cleanup(t, s, prefixOf(key))
-	ctx := ctxFor(t, 10*time.Second)
+	storetest.CleanupTree(t, s, storetest.Dir(key))
+	ctx := storetest.Context(t, 10*time.Second)
 	a, _ := s.NewLock(ctx, key, &store.LockOptions{TTL: 2 * time.Second})
 	if _, err := a.Lock(ctx); err != nil {
 		t.Fatal(err)
@@ -440,7 +323,7 @@ func TestLockCancel(t *testing.T) {
 	_, err := b.Lock(bctx)
 	took := time.Since(start)
 	t.Logf("Lock of a held lock under 300ms: %v after %v", err, took)
-	if !errors.Is(err, context.DeadlineExceeded) || took > hangBound {
+	if !errors.Is(err, context.DeadlineExceeded) || took > storetest.HangBound {
 		t.Errorf("Lock of a held lock under 300ms: %v after %v", err, took)
 	}
 	if err := a.Unlock(ctx); err != nil {

@@ -10,27 +10,22 @@ import (
 	kvconsul "github.com/kvtools/consul"
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/kvtools/valkeyrie/testsuite"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 // runSuite runs valkeyrie's testsuite on kv under a fresh prefix; cleaner
 // deletes the prefix afterwards.
 func runSuite(t *testing.T, kv, other, cleaner store.Store) {
-	dir := prefixOf(freshKey("suite"))
-	cleanup(t, cleaner, dir)
-	p := &prefixed{Store: kv, prefix: dir + "/"}
-	testsuite.RunTestCommon(t, p)
-	testsuite.RunTestAtomic(t, p)
+	dir := storetest.Dir(freshKey("suite"))
+	storetest.CleanupTree(t, cleaner, dir)
 	// Not RunTestWatch: its testWatch writes the same value three times and
 	// expects three events, but Consul (1.20 at least) ignores a write that
 	// changes nothing: the index does not move and no watch fires. TestWatch
 	// and TestWatchTree cover the same ground.
 	// Locks and TTLs need sessions of 1s: the test agent allows them
 	// (session_ttl_min lowered); stock agents refuse TTLs under 10s.
-	testsuite.RunTestLock(t, p)
-	testsuite.RunTestListLock(t, p)
-	testsuite.RunTestTTL(t, p, &prefixed{Store: other, prefix: dir + "/"})
-	testsuite.RunCleanup(t, p)
+	storetest.RunSuite(t, kv, storetest.Suite{Prefix: dir + "/", Atomic: true, Lock: true, ListLock: true, TTL: other})
 }
 
 func TestValkeyrieSuite(t *testing.T) {

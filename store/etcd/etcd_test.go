@@ -14,6 +14,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/leadership-go/leadership/store/internal/guard"
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 // kvOf returns the kvtools store inside a store returned by Open or Wrap.
@@ -61,7 +62,7 @@ func TestConfigValidation(t *testing.T) {
 			}
 			took := time.Since(start)
 			t.Logf("after %v", took)
-			if took > hangBound {
+			if took > storetest.HangBound {
 				t.Fatalf("took %v: hung", took)
 			}
 		})
@@ -88,21 +89,21 @@ func checkUnreachable(t *testing.T, s store.Store, err error, took time.Duration
 	if !errors.As(err, &ue) || !errors.Is(err, store.ErrNotReachable) || !slices.Contains(ue.Endpoints, addr) {
 		t.Fatalf("err = %v (%T), want an *UnreachableError naming %s", err, err, addr)
 	}
-	if took > hangBound {
+	if took > storetest.HangBound {
 		t.Fatalf("Open returned after %v: hung", took)
 	}
 	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
 }
 
 func TestOpenRefused(t *testing.T) {
-	addr := refusedAddr(t)
+	addr := storetest.RefusedAddr(t)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
 	checkUnreachable(t, s, err, time.Since(start), addr)
 }
 
 func TestOpenHung(t *testing.T) {
-	addr := hungAddr(t)
+	addr := storetest.HungAddr(t)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
 	checkUnreachable(t, s, err, time.Since(start), addr)
@@ -132,7 +133,7 @@ func TestOpenWithUsernameIsBounded(t *testing.T) {
 
 	// Before: kvtools alone, no ConnectionTimeout, against a hung server:
 	// New does not return until the server answers.
-	addr, release := gatedAddr(t, target)
+	addr, release := storetest.GatedAddr(t, target)
 	done := make(chan error, 1)
 	var kv *etcdv3.Store
 	go func() {
@@ -153,7 +154,7 @@ func TestOpenWithUsernameIsBounded(t *testing.T) {
 	_ = kv.Close()
 
 	// After: Open is bounded by DialTimeout.
-	addr, _ = gatedAddr(t, target)
+	addr, _ = storetest.GatedAddr(t, target)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, Username: "u", Password: "p", DialTimeout: 500 * time.Millisecond})
 	checkUnreachable(t, s, err, time.Since(start), addr)
@@ -183,7 +184,7 @@ func TestOpenTLS(t *testing.T) {
 // The etcd client logs a JSON line to stderr at every failed attempt by
 // default; Open's client logs nothing.
 func TestQuiet(t *testing.T) {
-	addr := refusedAddr(t)
+	addr := storetest.RefusedAddr(t)
 	kv, err := etcdv3.New(context.Background(), []string{addr}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -212,7 +213,7 @@ func TestQuiet(t *testing.T) {
 // kvtools' Delete has no timeout of its own: with a context without
 // deadline it waits for the server for ever. Wrap bounds it.
 func TestDeleteBounded(t *testing.T) {
-	addr := hungAddr(t)
+	addr := storetest.HungAddr(t)
 	kv, err := etcdv3.New(context.Background(), []string{addr}, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +243,7 @@ func TestDeleteBounded(t *testing.T) {
 	}
 	took := time.Since(start)
 	t.Logf("after: wrapped Delete returned after %v: %v", took.Round(time.Millisecond), err)
-	if took > hangBound {
+	if took > storetest.HangBound {
 		t.Fatalf("wrapped Delete returned after %v: hung", took)
 	}
 
@@ -261,7 +262,7 @@ func TestDeleteBounded(t *testing.T) {
 	}
 	took = time.Since(start)
 	t.Logf("Watch setup returned after %v", took.Round(time.Millisecond))
-	if took > hangBound {
+	if took > storetest.HangBound {
 		t.Fatalf("Watch setup returned after %v: hung", took)
 	}
 }
@@ -300,9 +301,9 @@ func TestWatchSurvivesDeleteAndRecreate(t *testing.T) {
 	}
 	expect := func(what, want string) {
 		t.Helper()
-		p, ok := recv(t, ch, 5*time.Second)
+		p, ok := storetest.Recv(ch, 5*time.Second)
 		for ok && p != nil && string(p.Value) == "probe" {
-			p, ok = recv(t, ch, 5*time.Second) // a late event of the probe below
+			p, ok = storetest.Recv(ch, 5*time.Second) // a late event of the probe below
 		}
 		if !ok || p == nil || string(p.Value) != want {
 			t.Fatalf("%s: got %+v (ok %v), want value %q", what, p, ok, want)
@@ -315,7 +316,7 @@ func TestWatchSurvivesDeleteAndRecreate(t *testing.T) {
 		if err := other.Put(ctx, key, []byte("probe"), nil); err != nil {
 			t.Fatal(err)
 		}
-		if p, ok := recv(t, ch, 100*time.Millisecond); ok && p != nil && string(p.Value) == "probe" {
+		if p, ok := storetest.Recv(ch, 100*time.Millisecond); ok && p != nil && string(p.Value) == "probe" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -384,7 +385,7 @@ func TestAtomicPutContract(t *testing.T) {
 
 // A dead member among the endpoints does not prevent Open.
 func TestOpenWithADeadMember(t *testing.T) {
-	eps := append(endpointsFrom(t, envCluster), refusedAddr(t))
+	eps := append(endpointsFrom(t, envCluster), storetest.RefusedAddr(t))
 	s := openClient(t, Config{Endpoints: eps, DialTimeout: 2 * time.Second})
 	key := uniqueKey(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -6,14 +6,13 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/kvtools/valkeyrie/testsuite"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 // valkeyrie's testsuite on Open()ed stores, under a unique key prefix.
 func TestValkeyrieSuite(t *testing.T) {
 	cfg := serverConfig(t)
-	p := uniqueKey(t) + "/"
-	kv := prefixed{openClient(t, cfg), p}
 	// The TTL tests close their second client themselves.
 	backup := func() store.Store {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -23,15 +22,11 @@ func TestValkeyrieSuite(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { _ = s.Close() })
-		return prefixed{s, p}
+		return s
 	}
-
-	testsuite.RunTestCommon(t, kv)
-	testsuite.RunTestAtomic(t, kv)
-	testsuite.RunTestWatch(t, kv)
-	testsuite.RunTestTTL(t, kv, backup())
-	testsuite.RunTestLock(t, kv)
-	testsuite.RunTestLockTTL(t, kv, backup())
-	testsuite.RunTestListLock(t, kv)
-	testsuite.RunCleanup(t, kv)
+	storetest.RunSuite(t, openClient(t, cfg), storetest.Suite{
+		Prefix: uniqueKey(t) + "/",
+		Atomic: true, Watch: true, Lock: true, ListLock: true,
+		TTL: backup(), LockTTL: backup(),
+	})
 }

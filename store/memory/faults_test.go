@@ -8,6 +8,8 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestDisconnectErrors(t *testing.T) {
@@ -68,7 +70,7 @@ func TestDisconnectLockExpiresUnlessReconnected(t *testing.T) {
 	select {
 	case err := <-got:
 		require.NoError(t, err)
-	case <-time.After(waitFor):
+	case <-time.After(storetest.Patience):
 		t.Fatal("contender not granted after expiry")
 	}
 
@@ -106,7 +108,7 @@ func TestDisconnectWakesBlockedLock(t *testing.T) {
 	select {
 	case err := <-got:
 		assert.ErrorIs(t, err, ErrDisconnected)
-	case <-time.After(waitFor):
+	case <-time.After(storetest.Patience):
 		t.Fatal("blocked Lock did not return on Disconnect")
 	}
 }
@@ -140,8 +142,8 @@ func TestWatchAcrossDisconnect(t *testing.T) {
 	require.NoError(t, err)
 	tree, err := s.WatchTree(ctx, "", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []byte("v0"), recvPair(t, events).Value)
-	assert.Equal(t, []string{"k"}, keys(recvList(t, tree)))
+	assert.Equal(t, []byte("v0"), storetest.NextPair(t, events).Value)
+	assert.Equal(t, []string{"k"}, storetest.Keys(storetest.NextList(t, tree)))
 
 	s.Disconnect()
 	for _, v := range []string{"v1", "v2", "v3"} {
@@ -156,17 +158,17 @@ func TestWatchAcrossDisconnect(t *testing.T) {
 	}
 
 	s.Reconnect()
-	assert.Equal(t, []byte("v3"), recvPair(t, events).Value, "current state first")
-	assert.Equal(t, []string{"k", "k2"}, keys(recvList(t, tree)))
+	assert.Equal(t, []byte("v3"), storetest.NextPair(t, events).Value, "current state first")
+	assert.Equal(t, []string{"k", "k2"}, storetest.Keys(storetest.NextList(t, tree)))
 
 	require.NoError(t, other.Put(ctx, "k", []byte("v4"), nil))
-	assert.Equal(t, []byte("v4"), recvPair(t, events).Value, "then continues")
+	assert.Equal(t, []byte("v4"), storetest.NextPair(t, events).Value, "then continues")
 
 	// Nothing changed during a partition: nothing to deliver on reconnect.
 	s.Disconnect()
 	s.Reconnect()
 	require.NoError(t, other.Put(ctx, "k", []byte("v5"), nil))
-	assert.Equal(t, []byte("v5"), recvPair(t, events).Value)
+	assert.Equal(t, []byte("v5"), storetest.NextPair(t, events).Value)
 }
 
 func TestStopStartServer(t *testing.T) {
@@ -187,7 +189,7 @@ func TestStopStartServer(t *testing.T) {
 
 	events, err := other.Watch(ctx, "lease", nil)
 	require.NoError(t, err)
-	recvPair(t, events)
+	storetest.NextPair(t, events)
 
 	StopServer(name)
 	StopServer(name) // idempotent
@@ -214,7 +216,7 @@ func TestStopStartServer(t *testing.T) {
 		assert.Equal(t, want, ok, key)
 	}
 
-	ev := recvPair(t, events)
+	ev := storetest.NextPair(t, events)
 	assert.Equal(t, "lease", ev.Key)
 	assert.Nil(t, ev.Value, "the expiry is delivered once the server is back")
 

@@ -9,6 +9,8 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestLockLost(t *testing.T) {
@@ -102,18 +104,18 @@ func TestLockUnlockSemantics(t *testing.T) {
 
 	events, err := s.Watch(ctx, "keep", nil)
 	require.NoError(t, err)
-	recvPair(t, events)
+	storetest.NextPair(t, events)
 
 	_, err = keep.Lock(ctx)
 	require.NoError(t, err)
-	acquired := recvPair(t, events)
+	acquired := storetest.NextPair(t, events)
 	assert.Equal(t, []byte("v"), acquired.Value)
 
 	_, err = keep.Lock(ctx)
 	assert.ErrorIs(t, err, ErrAlreadyLocked)
 
 	require.NoError(t, keep.Unlock(ctx))
-	released := recvPair(t, events)
+	released := storetest.NextPair(t, events)
 	assert.Equal(t, []byte("v"), released.Value, "value stays without DeleteOnUnlock")
 	assert.Greater(t, released.LastIndex, acquired.LastIndex, "release takes an index")
 	assert.ErrorIs(t, keep.Unlock(ctx), ErrNotLocked, "double unlock")
@@ -122,13 +124,13 @@ func TestLockUnlockSemantics(t *testing.T) {
 	require.NoError(t, err)
 	delEvents, err := s.Watch(ctx, "del", nil)
 	require.NoError(t, err)
-	recvPair(t, delEvents)
+	storetest.NextPair(t, delEvents)
 
 	_, err = del.Lock(ctx)
 	require.NoError(t, err)
-	recvPair(t, delEvents)
+	storetest.NextPair(t, delEvents)
 	require.NoError(t, del.Unlock(ctx))
-	p := recvPair(t, delEvents)
+	p := storetest.NextPair(t, delEvents)
 	assert.Nil(t, p.Value, "DeleteOnUnlock: watch gets an empty pair")
 }
 
@@ -153,7 +155,7 @@ func TestLockContention(t *testing.T) {
 	assert.Nil(t, ch)
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	t.Logf("canceled wait returned after %v", time.Since(start))
-	assert.Less(t, time.Since(start), waitFor, "hung")
+	assert.Less(t, time.Since(start), storetest.Patience, "hung")
 
 	cancelCtx, cancel := context.WithCancel(ctx)
 	errc := make(chan error, 1)
@@ -166,7 +168,7 @@ func TestLockContention(t *testing.T) {
 	select {
 	case err := <-errc:
 		assert.ErrorIs(t, err, context.Canceled)
-	case <-time.After(waitFor):
+	case <-time.After(storetest.Patience):
 		t.Fatal("Lock did not return after cancel")
 	}
 
@@ -188,7 +190,7 @@ func TestLockContention(t *testing.T) {
 	select {
 	case lost := <-got:
 		require.NotNil(t, lost)
-	case <-time.After(waitFor):
+	case <-time.After(storetest.Patience):
 		t.Fatal("Lock not granted after Unlock")
 	}
 

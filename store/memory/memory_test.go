@@ -8,14 +8,11 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie"
-	"github.com/kvtools/valkeyrie/store"
-	"github.com/kvtools/valkeyrie/testsuite"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
-)
 
-// waitFor is the generous deadline used when waiting on events.
-const waitFor = 10 * time.Second
+	"github.com/leadership-go/leadership/store/internal/storetest"
+)
 
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
@@ -48,54 +45,17 @@ func TestValkeyrieSuite(t *testing.T) {
 	name := freshName(t)
 	kv := openStore(t, name)
 
-	testsuite.RunTestCommon(t, kv)
-	testsuite.RunTestAtomic(t, kv)
-	testsuite.RunTestWatch(t, kv)
-	testsuite.RunTestLock(t, kv)
-	testsuite.RunTestLockTTL(t, kv, openStore(t, name))
-	testsuite.RunTestTTL(t, kv, openStore(t, name))
-	testsuite.RunTestListLock(t, kv)
-	testsuite.RunCleanup(t, kv)
-}
-
-// recvPair waits for the next pair on ch.
-func recvPair(t *testing.T, ch <-chan *store.KVPair) *store.KVPair {
-	t.Helper()
-
-	select {
-	case p, ok := <-ch:
-		require.True(t, ok, "watch channel closed")
-		require.NotNil(t, p)
-
-		return p
-	case <-time.After(waitFor):
-		require.FailNow(t, "timed out waiting for a watch event")
-
-		return nil
-	}
-}
-
-// recvList waits for the next list on ch.
-func recvList(t *testing.T, ch <-chan []*store.KVPair) []*store.KVPair {
-	t.Helper()
-
-	select {
-	case l, ok := <-ch:
-		require.True(t, ok, "watch tree channel closed")
-
-		return l
-	case <-time.After(waitFor):
-		require.FailNow(t, "timed out waiting for a watch tree event")
-
-		return nil
-	}
+	storetest.RunSuite(t, kv, storetest.Suite{
+		Atomic: true, Watch: true, Lock: true, ListLock: true,
+		LockTTL: openStore(t, name), TTL: openStore(t, name),
+	})
 }
 
 // requireClosed waits for ch to be closed (draining anything still queued).
 func requireClosed[T any](t *testing.T, ch <-chan T) {
 	t.Helper()
 
-	deadline := time.After(waitFor)
+	deadline := time.After(storetest.Patience)
 
 	for {
 		select {
@@ -115,7 +75,7 @@ func requireSignal(t *testing.T, ch <-chan struct{}, what string) {
 
 	select {
 	case <-ch:
-	case <-time.After(waitFor):
+	case <-time.After(storetest.Patience):
 		require.FailNowf(t, "timed out", "waiting for %s", what)
 	}
 }
@@ -129,13 +89,4 @@ func requireOpen(t *testing.T, ch <-chan struct{}, what string) {
 		require.FailNowf(t, "closed too early", "%s", what)
 	default:
 	}
-}
-
-func keys(pairs []*store.KVPair) []string {
-	out := make([]string, 0, len(pairs))
-	for _, p := range pairs {
-		out = append(out, p.Key)
-	}
-
-	return out
 }

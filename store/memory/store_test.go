@@ -10,6 +10,8 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestNewErrors(t *testing.T) {
@@ -174,7 +176,7 @@ func TestListAndDeleteTree(t *testing.T) {
 
 	pairs, err := s.List(ctx, "/d/", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"d/a", "d/a/x", "d/b"}, keys(pairs))
+	assert.Equal(t, []string{"d/a", "d/a/x", "d/b"}, storetest.Keys(pairs))
 
 	pairs, err = s.List(ctx, "e", nil)
 	require.NoError(t, err)
@@ -187,7 +189,7 @@ func TestListAndDeleteTree(t *testing.T) {
 	require.NoError(t, s.Put(ctx, "only/child", []byte("c"), nil))
 	pairs, err = s.List(ctx, "only", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"only/child"}, keys(pairs))
+	assert.Equal(t, []string{"only/child"}, storetest.Keys(pairs))
 
 	require.NoError(t, s.DeleteTree(ctx, "d"))
 	require.NoError(t, s.DeleteTree(ctx, "nothing-here"))

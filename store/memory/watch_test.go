@@ -10,6 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestWatchMissingKeyDeleteAndExpiry(t *testing.T) {
@@ -21,25 +23,25 @@ func TestWatchMissingKeyDeleteAndExpiry(t *testing.T) {
 	events, err := s.Watch(ctx, "/k/", nil)
 	require.NoError(t, err)
 
-	first := recvPair(t, events)
+	first := storetest.NextPair(t, events)
 	assert.Equal(t, &store.KVPair{Key: "k"}, first, "missing key: empty pair")
 
 	require.NoError(t, s.Put(ctx, "k", []byte("v"), nil))
-	p := recvPair(t, events)
+	p := storetest.NextPair(t, events)
 	assert.Equal(t, []byte("v"), p.Value)
 	putIndex := p.LastIndex
 
 	require.NoError(t, s.Delete(ctx, "k"))
-	p = recvPair(t, events)
+	p = storetest.NextPair(t, events)
 	assert.Equal(t, "k", p.Key)
 	assert.Nil(t, p.Value, "delete: empty pair")
 	assert.Greater(t, p.LastIndex, putIndex, "delete event carries the deletion index")
 
 	require.NoError(t, s.Put(ctx, "k", []byte("ttl"), &store.WriteOptions{TTL: 30 * time.Millisecond}))
-	p = recvPair(t, events)
+	p = storetest.NextPair(t, events)
 	assert.Equal(t, []byte("ttl"), p.Value)
 
-	p = recvPair(t, events)
+	p = storetest.NextPair(t, events)
 	assert.Nil(t, p.Value, "expiry: empty pair")
 	assert.Greater(t, p.LastIndex, putIndex)
 
@@ -61,11 +63,11 @@ func TestWatchOrderNoCoalescing(t *testing.T) {
 		require.NoError(t, s.Put(ctx, "k", []byte(strconv.Itoa(i)), nil))
 	}
 
-	recvPair(t, events) // initial state
+	storetest.NextPair(t, events) // initial state
 
 	last := uint64(0)
 	for i := range n {
-		p := recvPair(t, events)
+		p := storetest.NextPair(t, events)
 		assert.Equal(t, strconv.Itoa(i), string(p.Value))
 		assert.Greater(t, p.LastIndex, last)
 		last = p.LastIndex
@@ -81,23 +83,23 @@ func TestWatchTree(t *testing.T) {
 
 	events, err := s.WatchTree(ctx, "dir", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"dir/a"}, keys(recvList(t, events)))
+	assert.Equal(t, []string{"dir/a"}, storetest.Keys(storetest.NextList(t, events)))
 
 	require.NoError(t, s.Put(ctx, "other", []byte("x"), nil)) // not under dir
 	require.NoError(t, s.Put(ctx, "dir", []byte("x"), nil))   // dir itself is not a child
 	require.NoError(t, s.Put(ctx, "dir/b/c", []byte("c"), &store.WriteOptions{TTL: 50 * time.Millisecond}))
-	assert.Equal(t, []string{"dir/a", "dir/b/c"}, keys(recvList(t, events)))
+	assert.Equal(t, []string{"dir/a", "dir/b/c"}, storetest.Keys(storetest.NextList(t, events)))
 
-	assert.Equal(t, []string{"dir/a"}, keys(recvList(t, events)), "expiry")
+	assert.Equal(t, []string{"dir/a"}, storetest.Keys(storetest.NextList(t, events)), "expiry")
 
 	require.NoError(t, s.Delete(ctx, "dir/a"))
-	l := recvList(t, events)
+	l := storetest.NextList(t, events)
 	assert.NotNil(t, l)
 	assert.Empty(t, l, "delete")
 
 	empty, err := s.WatchTree(ctx, "nothing", nil)
 	require.NoError(t, err)
-	l = recvList(t, empty)
+	l = storetest.NextList(t, empty)
 	assert.NotNil(t, l)
 	assert.Empty(t, l)
 }

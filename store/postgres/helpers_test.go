@@ -20,9 +20,6 @@ import (
 // postgres://postgres@127.0.0.1:5432/leadership?sslmode=disable.
 const dsnEnv = "LEADERSHIP_POSTGRES"
 
-// waitFor is the generous deadline used when waiting on events.
-const waitFor = 10 * time.Second
-
 func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m,
 		// When a query is interrupted by its context, pgxpool discards the
@@ -129,39 +126,6 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
-// recvPair waits for the next pair on ch.
-func recvPair(t *testing.T, ch <-chan *store.KVPair) *store.KVPair {
-	t.Helper()
-
-	select {
-	case p, ok := <-ch:
-		require.True(t, ok, "watch channel closed")
-		require.NotNil(t, p)
-
-		return p
-	case <-time.After(waitFor):
-		require.FailNow(t, "timed out waiting for a watch event")
-
-		return nil
-	}
-}
-
-// recvList waits for the next list on ch.
-func recvList(t *testing.T, ch <-chan []*store.KVPair) []*store.KVPair {
-	t.Helper()
-
-	select {
-	case l, ok := <-ch:
-		require.True(t, ok, "watch channel closed")
-
-		return l
-	case <-time.After(waitFor):
-		require.FailNow(t, "timed out waiting for a tree event")
-
-		return nil
-	}
-}
-
 // noPair checks that nothing arrives on ch for d.
 func noPair(t *testing.T, ch <-chan *store.KVPair, d time.Duration) {
 	t.Helper()
@@ -187,13 +151,4 @@ func closedWithin(ch <-chan struct{}, d time.Duration) bool {
 	case <-time.After(d):
 		return false
 	}
-}
-
-func keys(pairs []*store.KVPair) []string {
-	out := make([]string, 0, len(pairs))
-	for _, p := range pairs {
-		out = append(out, p.Key)
-	}
-
-	return out
 }

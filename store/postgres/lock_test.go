@@ -9,6 +9,8 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestLockLostOnUnlock(t *testing.T) {
@@ -61,23 +63,23 @@ func TestLockLostOnExpiryAfterClose(t *testing.T) {
 
 	events, err := kv.Watch(ctx, "lock", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []byte("owner"), recvPair(t, events).Value)
+	assert.Equal(t, []byte("owner"), storetest.NextPair(t, events).Value)
 
 	closed := time.Now()
 	require.NoError(t, owner.Close())
 
 	// Not at once: the lock expires TTL after its last renewal.
-	assert.True(t, closedWithin(lost, waitFor), "lost not closed on expiry")
+	assert.True(t, closedWithin(lost, storetest.Patience), "lost not closed on expiry")
 	t.Logf("lost closed %v after Close", time.Since(closed))
 	assert.GreaterOrEqual(t, time.Since(closed), ttl/2)
 
 	// The expiry is a watch event, and someone else can take the lock.
-	assert.Nil(t, recvPair(t, events).Value)
+	assert.Nil(t, storetest.NextPair(t, events).Value)
 
 	other, err := kv.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("kv"), TTL: ttl})
 	require.NoError(t, err)
 
-	lctx, cancel := context.WithTimeout(ctx, waitFor)
+	lctx, cancel := context.WithTimeout(ctx, storetest.Patience)
 	defer cancel()
 
 	_, err = other.Lock(lctx)
@@ -98,7 +100,7 @@ func TestLockLostOnOverwriteAndDelete(t *testing.T) {
 	lost, err := l.Lock(ctx)
 	require.NoError(t, err)
 	require.NoError(t, other.Put(ctx, "lock", []byte("mine now"), nil))
-	assert.True(t, closedWithin(lost, waitFor), "lost not closed on overwrite")
+	assert.True(t, closedWithin(lost, storetest.Patience), "lost not closed on overwrite")
 	require.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
 
 	pair, err := kv.Get(ctx, "lock", nil)
@@ -108,7 +110,7 @@ func TestLockLostOnOverwriteAndDelete(t *testing.T) {
 	lost, err = l.Lock(ctx)
 	require.NoError(t, err)
 	require.NoError(t, other.Delete(ctx, "lock"))
-	assert.True(t, closedWithin(lost, waitFor), "lost not closed on delete")
+	assert.True(t, closedWithin(lost, storetest.Patience), "lost not closed on delete")
 }
 
 func TestLockRenewStop(t *testing.T) {
@@ -127,14 +129,14 @@ func TestLockRenewStop(t *testing.T) {
 	assert.False(t, closedWithin(lost, 3*ttl))
 
 	close(renew)
-	assert.True(t, closedWithin(lost, waitFor), "lost not closed after the renewal stopped")
+	assert.True(t, closedWithin(lost, storetest.Patience), "lost not closed after the renewal stopped")
 
 	// lost closes at the latest when the row expires on the server.
 	require.Eventually(t, func() bool {
 		_, err := kv.Get(ctx, "lock", nil)
 
 		return errors.Is(err, store.ErrKeyNotFound)
-	}, waitFor, 5*time.Millisecond)
+	}, storetest.Patience, 5*time.Millisecond)
 }
 
 func TestLockWaitsAndWakes(t *testing.T) {
@@ -186,7 +188,7 @@ func TestLockWaitsAndWakes(t *testing.T) {
 		require.NoError(t, r.err)
 		assert.Less(t, r.at.Sub(released), time.Second)
 		t.Logf("lock handed over %v after the unlock", r.at.Sub(released))
-	case <-time.After(waitFor):
+	case <-time.After(storetest.Patience):
 		t.Fatal("waiter not woken")
 	}
 
@@ -221,7 +223,7 @@ func TestLockBlockedUntilClose(t *testing.T) {
 	select {
 	case err := <-done:
 		require.ErrorIs(t, err, ErrClosed)
-	case <-time.After(waitFor):
+	case <-time.After(storetest.Patience):
 		t.Fatal("Lock not ended by Close")
 	}
 
@@ -261,5 +263,5 @@ func TestKeepAlive(t *testing.T) {
 		_, err := kv.Get(ctx, "ka", nil)
 
 		return errors.Is(err, store.ErrKeyNotFound)
-	}, waitFor, 20*time.Millisecond)
+	}, storetest.Patience, 20*time.Millisecond)
 }

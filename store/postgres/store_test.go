@@ -11,6 +11,8 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestNewUnreachable(t *testing.T) {
@@ -29,7 +31,7 @@ func TestNewUnreachable(t *testing.T) {
 	var ue *UnreachableError
 	require.ErrorAs(t, err, &ue)
 	t.Logf("refused: failed after %v", time.Since(start))
-	assert.Less(t, time.Since(start), waitFor, "hung")
+	assert.Less(t, time.Since(start), storetest.Patience, "hung")
 
 	// A server that accepts but never answers: bounded by ConnectTimeout.
 	ln, err = net.Listen("tcp", "127.0.0.1:0")
@@ -61,7 +63,7 @@ func TestNewUnreachable(t *testing.T) {
 	_, err = Open(context.Background(), "postgres://nobody@"+ln.Addr().String()+"/db?sslmode=disable", &Config{ConnectTimeout: 300 * time.Millisecond})
 	require.ErrorIs(t, err, store.ErrNotReachable)
 	t.Logf("hung: failed after %v", time.Since(start))
-	assert.Less(t, time.Since(start), waitFor, "hung")
+	assert.Less(t, time.Since(start), storetest.Patience, "hung")
 }
 
 func TestBadConfig(t *testing.T) {
@@ -189,7 +191,7 @@ func TestIndexIncreasing(t *testing.T) {
 	}
 
 	prev := uint64(0)
-	deadline := time.Now().Add(waitFor)
+	deadline := time.Now().Add(storetest.Patience)
 	for time.Now().Before(deadline) {
 		p, err := other.Get(ctx, "c", nil)
 		if err == nil {
@@ -229,11 +231,11 @@ func TestListAndDeleteTree(t *testing.T) {
 
 	pairs, err := kv.List(ctx, "/a/", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a/b", "a/b/c", "a/d"}, keys(pairs))
+	assert.Equal(t, []string{"a/b", "a/b/c", "a/d"}, storetest.Keys(pairs))
 
 	pairs, err = kv.List(ctx, "a%", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a%/x"}, keys(pairs))
+	assert.Equal(t, []string{"a%/x"}, storetest.Keys(pairs))
 
 	pairs, err = kv.List(ctx, "", nil)
 	require.NoError(t, err)
@@ -246,7 +248,7 @@ func TestListAndDeleteTree(t *testing.T) {
 
 	pairs, err = kv.List(ctx, "", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"a%/x", "a.b", "a0", "a_/y", "ab"}, keys(pairs))
+	assert.Equal(t, []string{"a%/x", "a.b", "a0", "a_/y", "ab"}, storetest.Keys(pairs))
 
 	require.NoError(t, kv.DeleteTree(ctx, "/"))
 	_, err = kv.List(ctx, "", nil)
@@ -282,7 +284,7 @@ func TestContextHonoured(t *testing.T) {
 	start := time.Now()
 	require.ErrorIs(t, kv.Put(dctx, "k", nil, nil), context.DeadlineExceeded)
 	t.Logf("interrupted after %v", time.Since(start))
-	assert.Less(t, time.Since(start), waitFor, "hung")
+	assert.Less(t, time.Since(start), storetest.Patience, "hung")
 
 	_, err = admin.Exec(context.Background(), "ROLLBACK")
 	require.NoError(t, err)

@@ -3,19 +3,13 @@ package postgres
 import (
 	"testing"
 
-	"github.com/kvtools/valkeyrie/testsuite"
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestValkeyrieSuite(t *testing.T) {
 	table := freshTable(t)
-	kv := openOn(t, table)
-
-	testsuite.RunTestCommon(t, kv)
-	testsuite.RunTestAtomic(t, kv)
-	testsuite.RunTestWatch(t, kv)
-	testsuite.RunTestLock(t, kv)
-	testsuite.RunTestLockTTL(t, kv, openOn(t, table))
-	testsuite.RunTestTTL(t, kv, openOn(t, table))
-	testsuite.RunTestListLock(t, kv)
-	testsuite.RunCleanup(t, kv)
+	storetest.RunSuite(t, openOn(t, table), storetest.Suite{
+		Atomic: true, Watch: true, Lock: true, ListLock: true,
+		LockTTL: openOn(t, table), TTL: openOn(t, table),
+	})
 }

@@ -12,6 +12,8 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestWatchDeleteAndExpiry(t *testing.T) {
@@ -22,24 +24,24 @@ func TestWatchDeleteAndExpiry(t *testing.T) {
 	events, err := kv.Watch(ctx, "/svc/leader/", nil)
 	require.NoError(t, err)
 
-	first := recvPair(t, events)
+	first := storetest.NextPair(t, events)
 	assert.Equal(t, &store.KVPair{Key: "svc/leader"}, first)
 
 	require.NoError(t, other.Put(ctx, "svc/leader", []byte("a"), nil))
-	put := recvPair(t, events)
+	put := storetest.NextPair(t, events)
 	assert.Equal(t, []byte("a"), put.Value)
 
 	require.NoError(t, other.Delete(ctx, "svc/leader"))
-	del := recvPair(t, events)
+	del := storetest.NextPair(t, events)
 	assert.Nil(t, del.Value)
 	assert.Greater(t, del.LastIndex, put.LastIndex)
 
 	// Expiry of a key written with a TTL, by nobody kept alive.
 	require.NoError(t, other.Put(ctx, "svc/leader", []byte("b"), &store.WriteOptions{TTL: 300 * time.Millisecond}))
 	start := time.Now()
-	assert.Equal(t, []byte("b"), recvPair(t, events).Value)
+	assert.Equal(t, []byte("b"), storetest.NextPair(t, events).Value)
 
-	exp := recvPair(t, events)
+	exp := storetest.NextPair(t, events)
 	elapsed := time.Since(start)
 	t.Logf("expiry event %v after the write", elapsed)
 	assert.Nil(t, exp.Value)
@@ -58,7 +60,7 @@ func TestWatchExpiryAfterClose(t *testing.T) {
 
 	events, err := kv.Watch(ctx, "k", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []byte("v"), recvPair(t, events).Value)
+	assert.Equal(t, []byte("v"), storetest.NextPair(t, events).Value)
 
 	// Kept alive while the owner is open.
 	noPair(t, events, time.Second)
@@ -66,7 +68,7 @@ func TestWatchExpiryAfterClose(t *testing.T) {
 	closed := time.Now()
 	require.NoError(t, owner.Close())
 
-	exp := recvPair(t, events)
+	exp := storetest.NextPair(t, events)
 	assert.Nil(t, exp.Value)
 	t.Logf("expiry event %v after Close", time.Since(closed))
 }
@@ -82,11 +84,11 @@ func TestWatchTreeExpiry(t *testing.T) {
 
 	events, err := kv.WatchTree(ctx, "dir", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []string{"dir/a", "dir/b"}, keys(recvList(t, events)))
-	assert.Equal(t, []string{"dir/a"}, keys(recvList(t, events)))
+	assert.Equal(t, []string{"dir/a", "dir/b"}, storetest.Keys(storetest.NextList(t, events)))
+	assert.Equal(t, []string{"dir/a"}, storetest.Keys(storetest.NextList(t, events)))
 
 	require.NoError(t, kv.Put(ctx, "dir/c/d", []byte("d"), nil))
-	assert.Equal(t, []string{"dir/a", "dir/c/d"}, keys(recvList(t, events)))
+	assert.Equal(t, []string{"dir/a", "dir/c/d"}, storetest.Keys(storetest.NextList(t, events)))
 }
 
 func TestWatchOrderAndBigValues(t *testing.T) {
@@ -96,7 +98,7 @@ func TestWatchOrderAndBigValues(t *testing.T) {
 
 	events, err := kv.Watch(ctx, "k", nil)
 	require.NoError(t, err)
-	recvPair(t, events)
+	storetest.NextPair(t, events)
 
 	big := bytes.Repeat([]byte("x"), 20000) // too big for a NOTIFY payload
 	values := [][]byte{[]byte("1"), big, []byte("3"), {}, big}
@@ -106,7 +108,7 @@ func TestWatchOrderAndBigValues(t *testing.T) {
 	for _, v := range values {
 		require.NoError(t, kv.Put(ctx, "k", v, nil))
 
-		p := recvPair(t, events)
+		p := storetest.NextPair(t, events)
 		assert.Equal(t, v, p.Value)
 		assert.NotNil(t, p.Value)
 		assert.Greater(t, p.LastIndex, last)
@@ -120,7 +122,7 @@ func TestWatchOrderAndBigValues(t *testing.T) {
 	}
 
 	for {
-		p := recvPair(t, events)
+		p := storetest.NextPair(t, events)
 		assert.Greater(t, p.LastIndex, last)
 		last = p.LastIndex
 
@@ -177,11 +179,11 @@ func TestListenerReconnect(t *testing.T) {
 	require.NoError(t, other.Put(ctx, "k", []byte("before"), nil))
 	events, err := kv.Watch(ctx, "k", nil)
 	require.NoError(t, err)
-	assert.Equal(t, []byte("before"), recvPair(t, events).Value)
+	assert.Equal(t, []byte("before"), storetest.NextPair(t, events).Value)
 
 	tree, err := kv.WatchTree(ctx, "", nil)
 	require.NoError(t, err)
-	assert.Len(t, recvList(t, tree), 1)
+	assert.Len(t, storetest.NextList(t, tree), 1)
 
 	// Hold the reconnection until a change was made while the listener was
 	// down: its notification is lost, the resync must deliver it.
@@ -200,7 +202,7 @@ func TestListenerReconnect(t *testing.T) {
 
 	select {
 	case <-down:
-	case <-time.After(waitFor):
+	case <-time.After(storetest.Patience):
 		t.Fatal("listener did not notice the termination")
 	}
 
@@ -208,17 +210,17 @@ func TestListenerReconnect(t *testing.T) {
 	require.NoError(t, other.Put(ctx, "k2", []byte("during"), nil))
 	close(resume)
 
-	assert.Equal(t, []byte("during"), recvPair(t, events).Value)
-	l := recvList(t, tree)
-	assert.Equal(t, []string{"k", "k2"}, keys(l))
+	assert.Equal(t, []byte("during"), storetest.NextPair(t, events).Value)
+	l := storetest.NextList(t, tree)
+	assert.Equal(t, []string{"k", "k2"}, storetest.Keys(l))
 
-	require.Eventually(t, func() bool { return kv.ListenerPID() != pid }, waitFor, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return kv.ListenerPID() != pid }, storetest.Patience, 10*time.Millisecond)
 
 	// And the watch keeps working on the new connection.
 	require.NoError(t, other.Put(ctx, "k", []byte("after"), nil))
 
 	for {
-		p := recvPair(t, events)
+		p := storetest.NextPair(t, events)
 		if bytes.Equal(p.Value, []byte("after")) {
 			break
 		}
@@ -226,7 +228,7 @@ func TestListenerReconnect(t *testing.T) {
 	}
 
 	for {
-		l := recvList(t, tree)
+		l := storetest.NextList(t, tree)
 		if len(l) == 2 && bytes.Equal(l[0].Value, []byte("after")) {
 			break
 		}
@@ -267,7 +269,7 @@ func TestManyWatches(t *testing.T) {
 	}
 
 	for _, ch := range chans {
-		assert.Nil(t, recvPair(t, ch).Value)
+		assert.Nil(t, storetest.NextPair(t, ch).Value)
 	}
 
 	for i := range 10 {
@@ -275,7 +277,7 @@ func TestManyWatches(t *testing.T) {
 	}
 
 	for i, ch := range chans {
-		p := recvPair(t, ch)
+		p := storetest.NextPair(t, ch)
 		assert.Equal(t, []byte{byte(i % 10)}, p.Value)
 	}
 }
@@ -289,7 +291,7 @@ func TestWatchLatency(t *testing.T) {
 
 	events, err := kv.Watch(ctx, "k", nil)
 	require.NoError(t, err)
-	recvPair(t, events)
+	storetest.NextPair(t, events)
 
 	const rounds = 200
 
@@ -301,7 +303,7 @@ func TestWatchLatency(t *testing.T) {
 		require.NoError(t, other.Put(ctx, "k", []byte{byte(i)}, nil))
 		write := time.Since(start)
 
-		p := recvPair(t, events)
+		p := storetest.NextPair(t, events)
 		require.Equal(t, []byte{byte(i)}, p.Value)
 		lat = append(lat, time.Since(start))
 		writes = append(writes, write)
@@ -321,10 +323,10 @@ func TestWatchOddKeys(t *testing.T) {
 	for _, k := range []string{"a:b:c", "é/ü:", "x y/%_"} {
 		events, err := kv.Watch(ctx, k, nil)
 		require.NoError(t, err)
-		recvPair(t, events)
+		storetest.NextPair(t, events)
 
 		require.NoError(t, kv.Put(ctx, k, []byte(k), nil))
-		p := recvPair(t, events)
+		p := storetest.NextPair(t, events)
 		assert.Equal(t, normalizeKey(k), p.Key)
 		assert.Equal(t, []byte(k), p.Value)
 	}

@@ -14,6 +14,8 @@ import (
 	kvredis "github.com/kvtools/redis"
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestConfigValidation(t *testing.T) {
@@ -46,7 +48,7 @@ func TestConfigValidation(t *testing.T) {
 			}
 			took := time.Since(start)
 			t.Logf("after %v", took)
-			if took > hangBound {
+			if took > storetest.HangBound {
 				t.Fatalf("took %v: hung", took)
 			}
 		})
@@ -72,21 +74,21 @@ func checkUnreachable(t *testing.T, s store.Store, err error, took time.Duration
 	if !errors.As(err, &ue) || !errors.Is(err, store.ErrNotReachable) || ue.Endpoint != addr {
 		t.Fatalf("err = %v (%T), want an *UnreachableError naming %s", err, err, addr)
 	}
-	if took > hangBound {
+	if took > storetest.HangBound {
 		t.Fatalf("Open returned after %v: hung", took)
 	}
 	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
 }
 
 func TestOpenRefused(t *testing.T) {
-	addr := refusedAddr(t)
+	addr := storetest.RefusedAddr(t)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
 	checkUnreachable(t, s, err, time.Since(start), addr)
 }
 
 func TestOpenHung(t *testing.T) {
-	addr := hungAddr(t)
+	addr := storetest.HungAddr(t)
 	start := time.Now()
 	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
 	checkUnreachable(t, s, err, time.Since(start), addr)
@@ -188,7 +190,7 @@ func TestOpenTLS(t *testing.T) {
 	}
 	took := time.Since(start)
 	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
-	if took > hangBound {
+	if took > storetest.HangBound {
 		t.Fatalf("Open returned after %v: hung", took)
 	}
 }
@@ -480,7 +482,7 @@ func TestCallsBounded(t *testing.T) {
 	}
 	took := time.Since(start)
 	t.Logf("after: wrapped Get returned after %v", took.Round(time.Millisecond))
-	if took > hangBound {
+	if took > storetest.HangBound {
 		t.Fatalf("Get returned after %v: hung", took)
 	}
 	start = time.Now()
@@ -492,7 +494,7 @@ func TestCallsBounded(t *testing.T) {
 	}
 	took = time.Since(start)
 	t.Logf("after: wrapped AtomicPut and Delete returned after %v", took.Round(time.Millisecond))
-	if took > hangBound {
+	if took > storetest.HangBound {
 		t.Fatalf("AtomicPut and Delete returned after %v: hung", took)
 	}
 	p.Kill() // let the abandoned calls finish before Close
@@ -555,7 +557,7 @@ func TestCancelledWatchEnds(t *testing.T) {
 	cancel()
 	for range ch2 {
 	}
-	waitFor(t, 10*time.Second, "the subscription dropped", func() bool { return numSub(t, cfg, channel) == 0 })
+	storetest.WaitFor(t, 10*time.Second, "the subscription dropped", func() bool { return numSub(t, cfg, channel) == 0 })
 	t.Log("after: the subscription dropped at cancel")
 }
 

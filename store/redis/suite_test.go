@@ -3,16 +3,12 @@ package redis
 import (
 	"testing"
 
-	"github.com/kvtools/valkeyrie/testsuite"
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 // valkeyrie's testsuite on an Open()ed store, under a unique key prefix.
 func TestValkeyrieSuite(t *testing.T) {
 	cfg := serverConfig(t)
-	kv := prefixed{openClient(t, cfg), uniqueKey(t) + "/"}
-
-	testsuite.RunTestCommon(t, kv)
-	testsuite.RunTestWatch(t, kv)
 	// RunTestAtomic is not run: kvtools' compare-and-swap script
 	// JSON-decodes the stored value, and the suite's values ("world") are
 	// not JSON, so its first CAS fails with a Lua error on kvtools' store
@@ -21,5 +17,5 @@ func TestValkeyrieSuite(t *testing.T) {
 	// them). RunTestLock and RunTestTTL are not run either: kvtools'
 	// Redis locks are broken with the raw codec that valkeyrie.NewStore
 	// uses (the election engine uses neither locks nor TTLs).
-	testsuite.RunCleanup(t, kv)
+	storetest.RunSuite(t, openClient(t, cfg), storetest.Suite{Prefix: uniqueKey(t) + "/", Watch: true})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/guard"
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 // hubOf returns the watch hub of a store from Open or Wrap.
@@ -46,18 +47,6 @@ func numSub(t *testing.T, cfg Config, channel string) int64 {
 		t.Fatal(err)
 	}
 	return m[channel]
-}
-
-// waitFor polls cond until it holds or d passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %v", what, d)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // expectValue reads ch until a pair with value want comes (events may
@@ -94,7 +83,7 @@ func TestWatchFirstEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, ok := recv(t, ch, 5*time.Second)
+	p, ok := storetest.Recv(ch, 5*time.Second)
 	if !ok || p.Key != key || p.Value != nil || p.LastIndex != 0 {
 		t.Fatalf("first event on a missing key: %+v %v", p, ok)
 	}
@@ -109,10 +98,10 @@ func TestWatchFirstEvent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if p, ok := recv(t, ch2, 5*time.Second); !ok || string(p.Value) != "v1" || p.Key != key {
+	if p, ok := storetest.Recv(ch2, 5*time.Second); !ok || string(p.Value) != "v1" || p.Key != key {
 		t.Fatalf("second watch's first event: %+v %v", p, ok)
 	}
-	if p, ok := recv(t, ch, 200*time.Millisecond); ok {
+	if p, ok := storetest.Recv(ch, 200*time.Millisecond); ok {
 		t.Fatalf("the first watch got %+v when the second started", p)
 	}
 	if n := numSub(t, cfg, "__keyspace@0__:"+key); n != 1 {
@@ -144,7 +133,7 @@ func TestWatchOrder(t *testing.T) {
 	last := ""
 	got := 0
 	for last != fmt.Sprintf("%04d", n) {
-		p, ok := recv(t, ch, 5*time.Second)
+		p, ok := storetest.Recv(ch, 5*time.Second)
 		if !ok {
 			t.Fatalf("no event after %q", last)
 		}
@@ -254,7 +243,7 @@ func TestManyWatches(t *testing.T) {
 		}
 	}()
 	for i, ch := range chans {
-		if p, ok := recv(t, ch, 10*time.Second); !ok || p.Key != keys[i] || p.Value != nil {
+		if p, ok := storetest.Recv(ch, 10*time.Second); !ok || p.Key != keys[i] || p.Value != nil {
 			t.Fatalf("watch %d: first event %+v %v", i, p, ok)
 		}
 	}
@@ -284,7 +273,7 @@ func TestManyWatches(t *testing.T) {
 		for range ch {
 		}
 	}
-	waitFor(t, 5*time.Second, "every subscription dropped", func() bool {
+	storetest.WaitFor(t, 5*time.Second, "every subscription dropped", func() bool {
 		chs, err := rc.PubSubChannels(ctx, pattern).Result()
 		return err == nil && len(chs) == 0
 	})
@@ -508,7 +497,7 @@ func TestWatchHungConnectionReplaced(t *testing.T) {
 	if err := other.Put(ctx, key, []byte("during the cut"), nil); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "a new Pub/Sub connection", func() bool {
+	storetest.WaitFor(t, 5*time.Second, "a new Pub/Sub connection", func() bool {
 		return h.client.PoolStats().PubSubStats.Created >= 2
 	})
 	fwd.Heal()

@@ -5,26 +5,29 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
-func TestElectionSmoke(t *testing.T) {
-	eps := servers(t, envSingle)
+// smoke runs electiontest.Smoke on a fresh key, with clients from open.
+func smoke(t *testing.T, eps []string, open func(t *testing.T) store.Store) {
 	key := freshKey("leader")
-	cleanup(t, openOn(t, eps), prefixOf(key))
-	runSmoke(t, func(t *testing.T) store.Store { return openOn(t, eps) }, key)
+	storetest.CleanupTree(t, openOn(t, eps), storetest.Dir(key))
+	electiontest.Smoke(t, key, open)
 }
 
+// The library on the three-server ensemble, every client on all servers.
+// (TestConformance covers the single server; on the ensemble it only runs
+// the failover, which needs LEADERSHIP_RESTART_SERVERS.)
 func TestElectionSmokeEnsemble(t *testing.T) {
 	eps := servers(t, envEnsemble)
-	key := freshKey("leader")
-	cleanup(t, openOn(t, eps), prefixOf(key))
-	runSmoke(t, func(t *testing.T) store.Store { return openOn(t, eps) }, key)
+	smoke(t, eps, func(t *testing.T) store.Store { return openOn(t, eps) })
 }
 
 // The engine on kvtools' store made by valkeyrie.NewStore, fixed by Wrap.
+// (TestConformance covers the store Open returns.)
 func TestElectionSmokeWrapped(t *testing.T) {
 	eps := servers(t, envSingle)
-	key := freshKey("leader")
-	cleanup(t, openOn(t, eps), prefixOf(key))
-	runSmoke(t, func(t *testing.T) store.Store { return Wrap(kvtoolsStore(t, eps), 5*time.Second) }, key)
+	smoke(t, eps, func(t *testing.T) store.Store { return Wrap(kvtoolsStore(t, eps), 5*time.Second) })
 }

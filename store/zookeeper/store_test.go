@@ -12,6 +12,7 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/leadershiptest"
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 // The engine's keys ("service/swarm/leader": no leading "/", parents
@@ -21,7 +22,7 @@ func TestAtomicPutCreatesParents(t *testing.T) {
 	eps := servers(t, envSingle)
 	open, raw := openOn(t, eps), kvtoolsStore(t, eps)
 	wrapped := Wrap(kvtoolsStore(t, eps), 5*time.Second)
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := storetest.Context(t, 10*time.Second)
 	for _, tc := range []struct {
 		name    string
 		s       store.Store
@@ -36,7 +37,7 @@ func TestAtomicPutCreatesParents(t *testing.T) {
 		{"Wrap(kvtools), leading slash", wrapped, true, false},
 	} {
 		key := freshKey("service/swarm/leader")
-		cleanup(t, open, prefixOf(prefixOf(prefixOf(key))))
+		storetest.CleanupTree(t, open, storetest.Dir(storetest.Dir(storetest.Dir(key))))
 		if tc.slash {
 			key = "/" + key
 		}
@@ -75,7 +76,7 @@ func TestKvtoolsDefects(t *testing.T) {
 	eps := servers(t, envSingle)
 	open, raw := openOn(t, eps), kvtoolsStore(t, eps)
 	wrapped := Wrap(kvtoolsStore(t, eps), 5*time.Second)
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := storetest.Context(t, 10*time.Second)
 
 	t.Run("Put with a leading slash writes nothing", func(t *testing.T) {
 		for _, tc := range []struct {
@@ -84,7 +85,7 @@ func TestKvtoolsDefects(t *testing.T) {
 			bug  bool
 		}{{"kvtools", raw, true}, {"Wrap", wrapped, false}, {"Open", open, false}} {
 			key := "/" + freshKey("a/b")
-			cleanup(t, open, prefixOf(prefixOf(key)))
+			storetest.CleanupTree(t, open, storetest.Dir(storetest.Dir(key)))
 			err := tc.s.Put(ctx, key, []byte("v"), nil)
 			_, gerr := open.Get(ctx, key, nil)
 			t.Logf("%s: Put(%q) = %v; Get: %v", tc.name, key, err, gerr)
@@ -120,7 +121,7 @@ func TestKvtoolsDefects(t *testing.T) {
 			bug  bool
 		}{{"kvtools", raw, true}, {"Wrap", wrapped, false}, {"Open", open, false}} {
 			key := freshKey("big")
-			cleanup(t, open, prefixOf(key))
+			storetest.CleanupTree(t, open, storetest.Dir(key))
 			if _, _, err := open.AtomicPut(ctx, key, []byte("original"), nil, nil); err != nil {
 				t.Fatal(err)
 			}
@@ -159,161 +160,44 @@ func TestKvtoolsDefects(t *testing.T) {
 // Wrap makes them return at their deadline.
 func TestKvtoolsHung(t *testing.T) {
 	eps := servers(t, envSingle)
-	noLeaks(t)
+	storetest.NoLeaks(t)
 	fwd, err := leadershiptest.NewForwarder(eps[0])
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = fwd.Close() })
 	raw := kvtoolsStore(t, []string{fwd.Addr()})
-	wrapped := Wrap(raw, time.Second)
-	key := freshKey("hung")
-	ctx := ctxFor(t, 10*time.Second)
-	if _, err := wrapped.Exists(ctx, key, nil); err != nil { // connected
-		t.Fatal(err)
-	}
-	fwd.Cut()
-
-	done := make(chan time.Duration, 1)
-	go func() {
-		c, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		start := time.Now()
-		_, _ = raw.Get(c, key, nil)
-		done <- time.Since(start)
-	}()
-	select {
-	case d := <-done:
-		t.Errorf("kvtools bug fixed? Get under a 200ms context returned after %v", d)
-	case <-time.After(1500 * time.Millisecond):
-		t.Log("kvtools: Get under a 200ms context still blocked after 1.5s")
-	}
-
-	c, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err = wrapped.Get(c, key, nil)
-	took := time.Since(start)
-	t.Logf("Wrap: Get under a 200ms context: %v after %v", err, took)
-	if !errors.Is(err, store.ErrNotReachable) || !errors.Is(err, context.DeadlineExceeded) || took > hangBound {
-		t.Errorf("Wrap: Get = %v after %v, want store.ErrNotReachable at the 200ms deadline", err, took)
-	}
-	// Let the stuck calls end: a broken connection fails them.
-	fwd.Kill()
-	if d := <-done; d > 10*time.Second {
-		t.Errorf("the kvtools call took %v", d)
-	}
+	// The stuck calls end when a broken connection fails them.
+	storetest.WrapBoundsHungCalls(t, raw, Wrap(raw, time.Second), freshKey("hung"), fwd.Cut, fwd.Kill)
 }
 
 // Watch reports creation, changes, deletion and re-creation, keeps going
 // through them, and closes promptly on cancel.
 func TestWatch(t *testing.T) {
-	s := openSingle(t)
-	other := openSingle(t)
+	s, other := openSingle(t), openSingle(t)
 	key := freshKey("watched")
-	cleanup(t, other, prefixOf(key))
-	ctx := ctxFor(t, 20*time.Second)
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	events, err := s.Watch(wctx, key, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	next := func(what string) *store.KVPair {
-		t.Helper()
-		select {
-		case p, ok := <-events:
-			if !ok {
-				t.Fatalf("%s: the watch closed", what)
-			}
-			return p
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: no event", what)
-		}
-		return nil
-	}
-	if p := next("missing key"); p.Key != key || p.Value != nil {
-		t.Fatalf("first event %+v, want an empty pair", p)
-	}
-	_, p1, err := other.AtomicPut(ctx, key, []byte("one"), nil, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if p := next("create"); string(p.Value) != "one" || p.LastIndex != 0 {
-		t.Fatalf("after create: %+v", p)
-	}
-	if _, _, err := other.AtomicPut(ctx, key, []byte("two"), p1, nil); err != nil {
-		t.Fatal(err)
-	}
-	if p := next("update"); string(p.Value) != "two" || p.LastIndex != 1 {
-		t.Fatalf("after update: %+v", p)
-	}
-	if err := other.Delete(ctx, key); err != nil {
-		t.Fatal(err)
-	}
-	if p := next("delete"); p.Value != nil {
-		t.Fatalf("after delete: %+v, want an empty pair", p)
-	}
-	if _, _, err := other.AtomicPut(ctx, key, []byte("three"), nil, nil); err != nil {
-		t.Fatal(err)
-	}
-	// The data version starts again at 0 (see the package doc).
-	if p := next("re-create"); string(p.Value) != "three" || p.LastIndex != 0 {
-		t.Fatalf("after re-create: %+v", p)
-	}
-	start := time.Now()
-	cancel()
-	select {
-	case <-drained(events):
-		t.Logf("the watch closed %v after cancel", time.Since(start))
-	case <-time.After(hangBound):
-		t.Errorf("the watch still open %v after cancel", hangBound)
+	storetest.CleanupTree(t, other, storetest.Dir(key))
+	created, updated, recreated := storetest.WatchLifecycle(t, s, other, key)
+	// The data version starts at 0, and again at 0 on re-creation (see the
+	// package doc).
+	if created.LastIndex != 0 || updated.LastIndex != 1 || recreated.LastIndex != 0 {
+		t.Errorf("LastIndex of create, update, re-create: %d, %d, %d; want 0, 1, 0", created.LastIndex, updated.LastIndex, recreated.LastIndex)
 	}
 }
 
 // Close ends watches, lock monitors and the client's goroutines.
 func TestCloseLeavesNothing(t *testing.T) {
 	eps := servers(t, envSingle)
-	noLeaks(t)
+	storetest.NoLeaks(t)
 	cleaner := openOn(t, eps)
 	s, err := Open(context.Background(), testConfig(eps))
 	if err != nil {
 		t.Fatal(err)
 	}
 	key := freshKey("close")
-	cleanup(t, cleaner, prefixOf(key))
-	ctx := ctxFor(t, 10*time.Second)
-	events, err := s.Watch(context.Background(), key, nil) // never cancelled
-	if err != nil {
-		t.Fatal(err)
-	}
-	tree, err := s.WatchTree(context.Background(), prefixOf(key), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lock, err := s.NewLock(ctx, key+"-lock", &store.LockOptions{Value: []byte("held")})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost, err := lock.Lock(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Readers keep reading (the guard's Close waits for a watch whose
-	// reader neither reads nor cancels).
-	watches := []<-chan struct{}{drained(events), drained(tree), lost}
-	start := time.Now()
-	if err := s.Close(); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("Close took %v", time.Since(start))
-	for _, ch := range watches {
-		select {
-		case <-ch:
-		case <-time.After(hangBound):
-			t.Fatal("a channel stayed open after Close")
-		}
-	}
+	storetest.CleanupTree(t, cleaner, storetest.Dir(key))
+	storetest.CloseEndsWatchesAndLocks(t, s, key, &store.LockOptions{Value: []byte("held")})
+	ctx := storetest.Context(t, 10*time.Second)
 	// The lock's node was ephemeral: gone with the session.
 	pairs, err := cleaner.List(ctx, key+"-lock", nil)
 	if err != nil || len(pairs) != 0 {
@@ -321,21 +205,11 @@ func TestCloseLeavesNothing(t *testing.T) {
 	}
 }
 
-func drained[T any](ch <-chan T) <-chan struct{} {
-	done := make(chan struct{})
-	go func() {
-		for range ch {
-		}
-		close(done)
-	}()
-	return done
-}
-
 // With Username, the session is authenticated and the nodes created are
 // readable only by that user.
 func TestDigestAuth(t *testing.T) {
 	eps := servers(t, envSingle)
-	ctx := ctxFor(t, 10*time.Second)
+	ctx := storetest.Context(t, 10*time.Second)
 	cfg := testConfig(eps)
 	cfg.Username, cfg.Password = "leadership", "s3cret"
 	alice, err := Open(ctx, cfg)
@@ -352,7 +226,7 @@ func TestDigestAuth(t *testing.T) {
 	anon := openSingle(t)
 
 	key := freshKey("private")
-	cleanup(t, alice, prefixOf(key))
+	storetest.CleanupTree(t, alice, storetest.Dir(key))
 	if _, _, err := alice.AtomicPut(ctx, key, []byte("secret"), nil, nil); err != nil {
 		t.Fatal(err)
 	}

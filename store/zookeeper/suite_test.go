@@ -8,23 +8,17 @@ import (
 
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/kvtools/valkeyrie/testsuite"
 	kvzk "github.com/kvtools/zookeeper"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
-// runSuite runs valkeyrie's testsuite on kv under a fresh prefix.
+// runSuite runs valkeyrie's testsuite on kv under a fresh prefix; cleaner
+// deletes the prefix afterwards.
 func runSuite(t *testing.T, kv, cleaner store.Store, locks bool) {
-	dir := prefixOf(freshKey("suite"))
-	cleanup(t, cleaner, dir)
-	p := &prefixed{Store: kv, prefix: dir + "/"}
-	testsuite.RunTestCommon(t, p)
-	testsuite.RunTestAtomic(t, p)
-	testsuite.RunTestWatch(t, p)
-	if locks {
-		testsuite.RunTestLock(t, p)
-		testsuite.RunTestListLock(t, p)
-	}
-	testsuite.RunCleanup(t, p)
+	dir := storetest.Dir(freshKey("suite"))
+	storetest.CleanupTree(t, cleaner, dir)
+	storetest.RunSuite(t, kv, storetest.Suite{Prefix: dir + "/", Atomic: true, Watch: true, Lock: locks, ListLock: locks})
 }
 
 func TestValkeyrieSuite(t *testing.T) {

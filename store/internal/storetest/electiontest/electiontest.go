@@ -1,0 +1,207 @@
+// Package electiontest holds the election checks the store adapters'
+// tests share: a smoke test of the library on a real server, the
+// leadershiptest.Network of a test server, and the failover run on a
+// cluster. It imports the leadership package, which imports store/memory:
+// store/memory's own tests cannot use it.
+package electiontest
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/leadershiptest"
+	"github.com/leadership-go/leadership/store/internal/storetest"
+)
+
+// OpenFunc opens a client of a store on endpoints.
+type OpenFunc func(ctx context.Context, endpoints []string) (store.Store, error)
+
+// Network returns the leadershiptest.Network named backend of the test
+// servers at endpoints. Its Server is server (the name scripts/servers.sh
+// knows it by), so that StoreRestart stops and starts it, only when
+// storetest.RestartAllowed.
+func Network(backend, server string, endpoints []string, open OpenFunc) *leadershiptest.Network {
+	n := &leadershiptest.Network{BackendName: backend, Endpoints: endpoints, Open: open}
+	if storetest.RestartAllowed() {
+		n.Server = server
+	}
+	return n
+}
+
+// RunClusterFailover runs leadershiptest.RunFailover on n, a network of
+// the members of the scripts/servers.sh group cluster: the failure kills
+// the member that leads the cluster's own consensus, the recovery starts
+// it again. Killing a member of the shared cluster needs
+// storetest.RestartAllowed; the test is skipped otherwise.
+func RunClusterFailover(t *testing.T, n *leadershiptest.Network, cluster string) {
+	t.Helper()
+	if !storetest.RestartAllowed() {
+		t.Skipf("LEADERSHIP_RESTART_SERVERS is not 1: this test kills a member of the shared %s", cluster)
+	}
+	leadershiptest.RunFailover(t, n,
+		func(t *testing.T) {
+			t.Logf("killed %s member: %s", cluster, storetest.ServersScript(t, "kill", cluster, "leader"))
+		},
+		func(t *testing.T) { storetest.ServersScript(t, "start", cluster) })
+}
+
+// SmokeTTL is the candidates' lease in Smoke: long, so that a handoff
+// within half of it can only come from the release, never from the lease
+// running out, however loaded the machine.
+const SmokeTTL = 20 * time.Second
+
+// Smoke is the library's exclusion smoke test on a real server: three
+// candidates on key, each on its own client from open, and a follower on a
+// fourth. One leader is elected and the follower names it; a Resign and
+// then a Stop hand leadership over within half the TTL; at no moment do
+// two candidates both lead. key is deleted at cleanup.
+func Smoke(t *testing.T, key string, open func(t *testing.T) store.Store) {
+	var readers sync.WaitGroup
+	t.Cleanup(readers.Wait) // last: after every candidate and the follower stopped
+	cleaner := open(t)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = cleaner.Delete(ctx, key)
+	})
+	logErrs := func(who string, errs <-chan error) {
+		readers.Go(func() {
+			for err := range errs {
+				t.Logf("%s: store error: %v", who, err)
+			}
+		})
+	}
+
+	type elected struct {
+		who int
+		at  time.Time
+	}
+	wins := make(chan elected, 64)
+	names := []string{"c0", "c1", "c2"}
+	start := time.Now()
+	cands := make([]*leadership.Candidate, len(names))
+	for i, name := range names {
+		c := leadership.NewCandidate(open(t), key, name, SmokeTTL)
+		ch, errs, err := c.RunForElection()
+		if err != nil {
+			t.Fatalf("RunForElection(%s): %v", name, err)
+		}
+		t.Cleanup(c.Stop) // before its client closes
+		cands[i] = c
+		readers.Go(func() {
+			for v := range ch {
+				if v {
+					wins <- elected{i, time.Now()}
+				}
+			}
+		})
+		logErrs(name, errs)
+	}
+	follower := leadership.NewFollower(open(t), key)
+	leaders, ferrs, err := follower.FollowElection()
+	if err != nil {
+		t.Fatalf("FollowElection: %v", err)
+	}
+	t.Cleanup(follower.Stop)
+	logErrs("follower", ferrs)
+
+	// Exclusion: sample every candidate's IsLeader; two candidates seen
+	// leading in two consecutive passes led at the same moment.
+	stopCheck := make(chan struct{})
+	var checker sync.WaitGroup
+	var overlaps int
+	checker.Go(func() {
+		prev := make([]bool, len(cands))
+		for {
+			select {
+			case <-stopCheck:
+				return
+			default:
+			}
+			both := 0
+			for i, c := range cands {
+				now := c.IsLeader()
+				if now && prev[i] {
+					both++
+				}
+				prev[i] = now
+			}
+			if both > 1 {
+				overlaps++
+			}
+			time.Sleep(200 * time.Microsecond)
+		}
+	})
+	defer func() {
+		close(stopCheck)
+		checker.Wait()
+		if overlaps > 0 {
+			t.Errorf("two candidates led at once in %d samples", overlaps)
+		}
+	}()
+
+	waitWin := func(what string, since time.Time, not int) elected {
+		t.Helper()
+		select {
+		case w := <-wins:
+			if w.who == not {
+				t.Fatalf("%s: %s won again", what, names[w.who])
+			}
+			t.Logf("%s: %s elected after %v", what, names[w.who], w.at.Sub(since).Round(time.Millisecond))
+			return w
+		case <-time.After(2 * SmokeTTL):
+			t.Fatalf("%s: no candidate elected", what)
+		}
+		return elected{}
+	}
+	waitFollower := func(want string) {
+		t.Helper()
+		deadline := time.After(storetest.Patience)
+		for {
+			select {
+			case got, ok := <-leaders:
+				if !ok {
+					t.Fatalf("follower channel closed waiting for %q", want)
+				}
+				if got == want {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("follower did not report %q", want)
+			}
+		}
+	}
+
+	first := waitWin("first election", start, -1)
+	waitFollower(names[first.who])
+	leading := 0
+	for _, c := range cands {
+		if c.IsLeader() {
+			leading++
+		}
+	}
+	if leading != 1 || !cands[first.who].IsLeader() {
+		t.Fatalf("%d leaders after the first election (%s elected)", leading, names[first.who])
+	}
+
+	resignAt := time.Now()
+	cands[first.who].Resign()
+	second := waitWin("resign handoff", resignAt, first.who)
+	if d := second.at.Sub(resignAt); d > SmokeTTL/2 {
+		t.Errorf("resign handoff took %v, want well under the TTL %v", d, SmokeTTL)
+	}
+	waitFollower(names[second.who])
+
+	stopAt := time.Now()
+	cands[second.who].Stop()
+	third := waitWin("stop handoff", stopAt, second.who)
+	if d := third.at.Sub(stopAt); d > SmokeTTL/2 {
+		t.Errorf("stop handoff took %v, want well under the TTL %v", d, SmokeTTL)
+	}
+	waitFollower(names[third.who])
+}
