@@ -1,37 +1,25 @@
 package consul
 
 import (
-	"context"
 	"crypto/tls"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestConfigValidation(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cfg  Config
-	}{
-		{"no endpoint", Config{}},
-		{"two endpoints", Config{Endpoints: []string{"127.0.0.1:8500", "127.0.0.1:8501"}}},
-		{"no port", Config{Endpoints: []string{"127.0.0.1"}}},
-		{"URL", Config{Endpoints: []string{"http://127.0.0.1:8500"}}},
-		{"bad port", Config{Endpoints: []string{"127.0.0.1:http"}}},
-		{"no host", Config{Endpoints: []string{":8500"}}},
-		{"negative dial timeout", Config{Endpoints: []string{"127.0.0.1:8500"}, DialTimeout: -time.Second}},
-		{"negative request timeout", Config{Endpoints: []string{"127.0.0.1:8500"}, RequestTimeout: -time.Second}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := Open(context.Background(), tc.cfg)
-			if !errors.Is(err, ErrInvalidConfig) {
-				if s != nil {
-					_ = s.Close()
-				}
-				t.Fatalf("Open(%+v) = %v, want ErrInvalidConfig", tc.cfg, err)
-			}
-		})
-	}
+	storetest.RejectsConfigs(t, Open, func(err error, _ string) bool { return errors.Is(err, ErrInvalidConfig) }, []storetest.InvalidConfig[Config]{
+		{Name: "no endpoint", Config: Config{}},
+		{Name: "two endpoints", Config: Config{Endpoints: []string{"127.0.0.1:8500", "127.0.0.1:8501"}}},
+		{Name: "no port", Config: Config{Endpoints: []string{"127.0.0.1"}}},
+		{Name: "URL", Config: Config{Endpoints: []string{"http://127.0.0.1:8500"}}},
+		{Name: "bad port", Config: Config{Endpoints: []string{"127.0.0.1:http"}}},
+		{Name: "no host", Config: Config{Endpoints: []string{":8500"}}},
+		{Name: "negative dial timeout", Config: Config{Endpoints: []string{"127.0.0.1:8500"}, DialTimeout: -time.Second}},
+		{Name: "negative request timeout", Config: Config{Endpoints: []string{"127.0.0.1:8500"}, RequestTimeout: -time.Second}},
+	})
 }
 
 func TestConfigDefaults(t *testing.T) {

@@ -20,65 +20,18 @@ import (
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
-// openUnreachable opens an endpoint that does not answer and checks the
-// error and the time taken.
-func openUnreachable(t *testing.T, endpoint string, dial time.Duration) error {
-	t.Helper()
-	start := time.Now()
-	s, err := Open(context.Background(), Config{Endpoints: []string{endpoint}, DialTimeout: dial})
-	took := time.Since(start)
-	if err == nil {
-		_ = s.Close()
-		t.Fatal("Open succeeded")
-	}
-	t.Logf("Open(%s) failed after %v: %v", endpoint, took, err)
-	if !errors.Is(err, store.ErrNotReachable) {
-		t.Errorf("error %v does not match store.ErrNotReachable", err)
-	}
+// namesEndpoints reports whether err is an *UnreachableError naming
+// endpoints.
+func namesEndpoints(err error, endpoints []string) bool {
 	var ue *UnreachableError
-	if !errors.As(err, &ue) || len(ue.Endpoints) != 1 || ue.Endpoints[0] != endpoint {
-		t.Errorf("error %#v is not an *UnreachableError naming %s", err, endpoint)
-	}
-	// About DialTimeout: only a hang goes past ten times that.
-	if took > 10*dial {
-		t.Errorf("Open took %v with DialTimeout %v: hung", took, dial)
-	}
-	return err
+	return errors.As(err, &ue) && len(ue.Endpoints) == len(endpoints) && ue.Endpoints[0] == endpoints[0]
 }
 
-func TestOpenRefused(t *testing.T) {
+func TestOpenUnreachable(t *testing.T) {
 	storetest.NoLeaks(t)
-	openUnreachable(t, storetest.RefusedAddr(t), time.Second)
-}
-
-func TestOpenHung(t *testing.T) {
-	storetest.NoLeaks(t)
-	h := storetest.NewHungServer(t)
-	openUnreachable(t, h.Addr(), time.Second)
-	if h.Accepted() == 0 {
-		t.Fatal("the client never connected to the hung server")
-	}
-	if n := h.OpenConns(); n != 0 {
-		t.Errorf("%d connections to the hung server left open", n)
-	}
-}
-
-func TestOpenCancelled(t *testing.T) {
-	storetest.NoLeaks(t)
-	h := storetest.NewHungServer(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	s, err := Open(ctx, Config{Endpoints: []string{h.Addr()}, DialTimeout: time.Minute})
-	if err == nil {
-		_ = s.Close()
-		t.Fatal("Open succeeded")
-	}
-	took := time.Since(start)
-	t.Logf("Open under a 300ms context: %v after %v", err, took)
-	if took > storetest.HangBound || !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Open under a 300ms context: %v after %v, want context.DeadlineExceeded well before DialTimeout", err, took)
-	}
+	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
+		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
+	}, storetest.Unreachable{Names: namesEndpoints, WrapsDeadline: true})
 }
 
 // fakeAgent is an HTTPS server answering /v1/status/leader with leader,

@@ -32,41 +32,22 @@ func kvOf(t *testing.T, s store.Store) *etcdv3.Store {
 }
 
 func TestConfigValidation(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		cfg   Config
-		field string
-	}{
-		{"no endpoints", Config{}, "Endpoints"},
-		{"empty endpoint", Config{Endpoints: []string{""}}, "Endpoints"},
-		{"scheme", Config{Endpoints: []string{"http://127.0.0.1:2379"}}, "Endpoints"},
-		{"no port", Config{Endpoints: []string{"127.0.0.1"}}, "Endpoints"},
-		{"bad port", Config{Endpoints: []string{"127.0.0.1:99999"}}, "Endpoints"},
-		{"no host", Config{Endpoints: []string{":2379"}}, "Endpoints"},
-		{"one bad of two", Config{Endpoints: []string{"127.0.0.1:2379", "x"}}, "Endpoints"},
-		{"user without password", Config{Endpoints: []string{"127.0.0.1:2379"}, Username: "u"}, "Username"},
-		{"password without user", Config{Endpoints: []string{"127.0.0.1:2379"}, Password: "p"}, "Username"},
-		{"negative dial timeout", Config{Endpoints: []string{"127.0.0.1:2379"}, DialTimeout: -1}, "DialTimeout"},
-		{"negative request timeout", Config{Endpoints: []string{"127.0.0.1:2379"}, RequestTimeout: -1}, "RequestTimeout"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			s, err := Open(context.Background(), tc.cfg)
-			if err == nil {
-				_ = s.Close()
-				t.Fatal("Open succeeded")
-			}
-			var ce *ConfigError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) || ce.Field != tc.field {
-				t.Fatalf("err = %v (%T), want a *ConfigError on %s", err, err, tc.field)
-			}
-			took := time.Since(start)
-			t.Logf("after %v", took)
-			if took > storetest.HangBound {
-				t.Fatalf("took %v: hung", took)
-			}
-		})
-	}
+	storetest.RejectsConfigs(t, Open, func(err error, field string) bool {
+		var ce *ConfigError
+		return errors.As(err, &ce) && errors.Is(err, ErrInvalidConfig) && ce.Field == field
+	}, []storetest.InvalidConfig[Config]{
+		{Name: "no endpoints", Config: Config{}, Field: "Endpoints"},
+		{Name: "empty endpoint", Config: Config{Endpoints: []string{""}}, Field: "Endpoints"},
+		{Name: "scheme", Config: Config{Endpoints: []string{"http://127.0.0.1:2379"}}, Field: "Endpoints"},
+		{Name: "no port", Config: Config{Endpoints: []string{"127.0.0.1"}}, Field: "Endpoints"},
+		{Name: "bad port", Config: Config{Endpoints: []string{"127.0.0.1:99999"}}, Field: "Endpoints"},
+		{Name: "no host", Config: Config{Endpoints: []string{":2379"}}, Field: "Endpoints"},
+		{Name: "one bad of two", Config: Config{Endpoints: []string{"127.0.0.1:2379", "x"}}, Field: "Endpoints"},
+		{Name: "user without password", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, Username: "u"}, Field: "Username"},
+		{Name: "password without user", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, Password: "p"}, Field: "Username"},
+		{Name: "negative dial timeout", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, DialTimeout: -1}, Field: "DialTimeout"},
+		{Name: "negative request timeout", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, RequestTimeout: -1}, Field: "RequestTimeout"},
+	})
 
 	cfg, err := Config{Endpoints: []string{"a:1", "[::1]:2"}}.validate()
 	if err != nil {
@@ -77,53 +58,25 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
-// checkUnreachable checks that Open failed with an *UnreachableError naming
-// addr, without hanging.
-func checkUnreachable(t *testing.T, s store.Store, err error, took time.Duration, addr string) {
-	t.Helper()
-	if err == nil {
-		_ = s.Close()
-		t.Fatal("Open succeeded")
-	}
+// namesEndpoints reports whether err is an *UnreachableError naming every
+// one of endpoints.
+func namesEndpoints(err error, endpoints []string) bool {
 	var ue *UnreachableError
-	if !errors.As(err, &ue) || !errors.Is(err, store.ErrNotReachable) || !slices.Contains(ue.Endpoints, addr) {
-		t.Fatalf("err = %v (%T), want an *UnreachableError naming %s", err, err, addr)
+	if !errors.As(err, &ue) {
+		return false
 	}
-	if took > storetest.HangBound {
-		t.Fatalf("Open returned after %v: hung", took)
-	}
-	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
-}
-
-func TestOpenRefused(t *testing.T) {
-	addr := storetest.RefusedAddr(t)
-	start := time.Now()
-	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
-	checkUnreachable(t, s, err, time.Since(start), addr)
-}
-
-func TestOpenHung(t *testing.T) {
-	addr := storetest.HungAddr(t)
-	start := time.Now()
-	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
-	checkUnreachable(t, s, err, time.Since(start), addr)
-
-	// A shorter context deadline wins over DialTimeout.
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	start = time.Now()
-	s, err = Open(ctx, Config{Endpoints: []string{addr}, DialTimeout: time.Minute})
-	checkUnreachable(t, s, err, time.Since(start), addr)
-
-	// A cancelled context is the caller's doing, not an unreachable server.
-	ctx, cancel = context.WithCancel(context.Background())
-	cancel()
-	if s, err := Open(ctx, Config{Endpoints: []string{addr}}); !errors.Is(err, context.Canceled) {
-		if s != nil {
-			_ = s.Close()
+	for _, ep := range endpoints {
+		if !slices.Contains(ue.Endpoints, ep) {
+			return false
 		}
-		t.Fatalf("cancelled: err = %v", err)
 	}
+	return true
+}
+
+func TestOpenUnreachable(t *testing.T) {
+	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
+		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
+	}, storetest.Unreachable{Names: namesEndpoints, WrapsDeadline: true})
 }
 
 // With Username set, etcdv3.New authenticates before returning, bounded only
@@ -155,9 +108,9 @@ func TestOpenWithUsernameIsBounded(t *testing.T) {
 
 	// After: Open is bounded by DialTimeout.
 	addr, _ = storetest.GatedAddr(t, target)
-	start := time.Now()
-	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, Username: "u", Password: "p", DialTimeout: 500 * time.Millisecond})
-	checkUnreachable(t, s, err, time.Since(start), addr)
+	storetest.ExpectUnreachable(t, []string{addr}, storetest.HangBound, namesEndpoints, func() (store.Store, error) {
+		return Open(context.Background(), Config{Endpoints: []string{addr}, Username: "u", Password: "p", DialTimeout: 500 * time.Millisecond})
+	})
 }
 
 // The credentials reach the etcd client. The test server has auth disabled,
@@ -176,9 +129,9 @@ func TestOpenPassesCredentials(t *testing.T) {
 // handshake fails and Open reports the server unreachable.
 func TestOpenTLS(t *testing.T) {
 	addr := serverConfig(t).Endpoints[0]
-	start := time.Now()
-	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, TLS: &tls.Config{InsecureSkipVerify: true}, DialTimeout: 500 * time.Millisecond}) //nolint:gosec // test against a plaintext server
-	checkUnreachable(t, s, err, time.Since(start), addr)
+	storetest.ExpectUnreachable(t, []string{addr}, storetest.HangBound, namesEndpoints, func() (store.Store, error) {
+		return Open(context.Background(), Config{Endpoints: []string{addr}, TLS: &tls.Config{InsecureSkipVerify: true}, DialTimeout: 500 * time.Millisecond}) //nolint:gosec // test against a plaintext server
+	})
 }
 
 // The etcd client logs a JSON line to stderr at every failed attempt by
@@ -337,12 +290,7 @@ func TestWatchSurvivesDeleteAndRecreate(t *testing.T) {
 	expect("update", "v3")
 
 	wcancel()
-	select {
-	case _, ok := <-ch:
-		for ok {
-			_, ok = <-ch
-		}
-	case <-time.After(10 * time.Second):
+	if !storetest.Closes(ch, storetest.HangBound) {
 		t.Fatal("watch channel not closed after cancel")
 	}
 }

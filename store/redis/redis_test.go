@@ -19,40 +19,21 @@ import (
 )
 
 func TestConfigValidation(t *testing.T) {
-	for _, tc := range []struct {
-		name  string
-		cfg   Config
-		field string
-	}{
-		{"no endpoints", Config{}, "Endpoints"},
-		{"two endpoints", Config{Endpoints: []string{"127.0.0.1:6379", "127.0.0.1:6380"}}, "Endpoints"},
-		{"empty endpoint", Config{Endpoints: []string{""}}, "Endpoints"},
-		{"scheme", Config{Endpoints: []string{"redis://127.0.0.1:6379"}}, "Endpoints"},
-		{"no port", Config{Endpoints: []string{"127.0.0.1"}}, "Endpoints"},
-		{"bad port", Config{Endpoints: []string{"127.0.0.1:0"}}, "Endpoints"},
-		{"no host", Config{Endpoints: []string{":6379"}}, "Endpoints"},
-		{"negative DB", Config{Endpoints: []string{"127.0.0.1:6379"}, DB: -1}, "DB"},
-		{"negative dial timeout", Config{Endpoints: []string{"127.0.0.1:6379"}, DialTimeout: -1}, "DialTimeout"},
-		{"negative request timeout", Config{Endpoints: []string{"127.0.0.1:6379"}, RequestTimeout: -1}, "RequestTimeout"},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			start := time.Now()
-			s, err := Open(context.Background(), tc.cfg)
-			if err == nil {
-				_ = s.Close()
-				t.Fatal("Open succeeded")
-			}
-			var ce *ConfigError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrInvalidConfig) || ce.Field != tc.field {
-				t.Fatalf("err = %v (%T), want a *ConfigError on %s", err, err, tc.field)
-			}
-			took := time.Since(start)
-			t.Logf("after %v", took)
-			if took > storetest.HangBound {
-				t.Fatalf("took %v: hung", took)
-			}
-		})
-	}
+	storetest.RejectsConfigs(t, Open, func(err error, field string) bool {
+		var ce *ConfigError
+		return errors.As(err, &ce) && errors.Is(err, ErrInvalidConfig) && ce.Field == field
+	}, []storetest.InvalidConfig[Config]{
+		{Name: "no endpoints", Config: Config{}, Field: "Endpoints"},
+		{Name: "two endpoints", Config: Config{Endpoints: []string{"127.0.0.1:6379", "127.0.0.1:6380"}}, Field: "Endpoints"},
+		{Name: "empty endpoint", Config: Config{Endpoints: []string{""}}, Field: "Endpoints"},
+		{Name: "scheme", Config: Config{Endpoints: []string{"redis://127.0.0.1:6379"}}, Field: "Endpoints"},
+		{Name: "no port", Config: Config{Endpoints: []string{"127.0.0.1"}}, Field: "Endpoints"},
+		{Name: "bad port", Config: Config{Endpoints: []string{"127.0.0.1:0"}}, Field: "Endpoints"},
+		{Name: "no host", Config: Config{Endpoints: []string{":6379"}}, Field: "Endpoints"},
+		{Name: "negative DB", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, DB: -1}, Field: "DB"},
+		{Name: "negative dial timeout", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, DialTimeout: -1}, Field: "DialTimeout"},
+		{Name: "negative request timeout", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, RequestTimeout: -1}, Field: "RequestTimeout"},
+	})
 	cfg, err := Config{Endpoints: []string{"[::1]:6379"}}.validate()
 	if err != nil {
 		t.Fatal(err)
@@ -62,53 +43,13 @@ func TestConfigValidation(t *testing.T) {
 	}
 }
 
-// checkUnreachable checks that Open failed with an *UnreachableError naming
-// addr, without hanging.
-func checkUnreachable(t *testing.T, s store.Store, err error, took time.Duration, addr string) {
-	t.Helper()
-	if err == nil {
-		_ = s.Close()
-		t.Fatal("Open succeeded")
-	}
-	var ue *UnreachableError
-	if !errors.As(err, &ue) || !errors.Is(err, store.ErrNotReachable) || ue.Endpoint != addr {
-		t.Fatalf("err = %v (%T), want an *UnreachableError naming %s", err, err, addr)
-	}
-	if took > storetest.HangBound {
-		t.Fatalf("Open returned after %v: hung", took)
-	}
-	t.Logf("after %v: %v", took.Round(time.Millisecond), err)
-}
-
-func TestOpenRefused(t *testing.T) {
-	addr := storetest.RefusedAddr(t)
-	start := time.Now()
-	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
-	checkUnreachable(t, s, err, time.Since(start), addr)
-}
-
-func TestOpenHung(t *testing.T) {
-	addr := storetest.HungAddr(t)
-	start := time.Now()
-	s, err := Open(context.Background(), Config{Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond})
-	checkUnreachable(t, s, err, time.Since(start), addr)
-
-	// A shorter context deadline wins over DialTimeout.
-	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-	defer cancel()
-	start = time.Now()
-	s, err = Open(ctx, Config{Endpoints: []string{addr}, DialTimeout: time.Minute})
-	checkUnreachable(t, s, err, time.Since(start), addr)
-
-	// A cancelled context is the caller's doing, not an unreachable server.
-	ctx, cancel = context.WithCancel(context.Background())
-	cancel()
-	if s, err := Open(ctx, Config{Endpoints: []string{addr}}); !errors.Is(err, context.Canceled) {
-		if s != nil {
-			_ = s.Close()
-		}
-		t.Fatalf("cancelled: err = %v", err)
-	}
+func TestOpenUnreachable(t *testing.T) {
+	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
+		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
+	}, storetest.Unreachable{Names: func(err error, endpoints []string) bool {
+		var ue *UnreachableError
+		return errors.As(err, &ue) && len(endpoints) == 1 && ue.Endpoint == endpoints[0]
+	}})
 }
 
 // kvtools' constructor sends CONFIG SET with a 30s socket timeout and no
@@ -430,12 +371,7 @@ func TestWatchEvents(t *testing.T) {
 	expect("expiry", "")
 
 	wcancel()
-	select {
-	case _, ok := <-ch:
-		for ok {
-			_, ok = <-ch
-		}
-	case <-time.After(10 * time.Second):
+	if !storetest.Closes(ch, storetest.HangBound) {
 		t.Fatal("watch channel not closed after cancel")
 	}
 }

@@ -1,39 +1,27 @@
 package zookeeper
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestConfigValidation(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		cfg  Config
-	}{
-		{"no endpoint", Config{}},
-		{"no port", Config{Endpoints: []string{"127.0.0.1"}}},
-		{"bad port", Config{Endpoints: []string{"127.0.0.1:x"}}},
-		{"port 0", Config{Endpoints: []string{"127.0.0.1:0"}}},
-		{"no host", Config{Endpoints: []string{":2181"}}},
-		{"one bad of two", Config{Endpoints: []string{"127.0.0.1:2181", "h"}}},
-		{"password without user", Config{Endpoints: []string{"127.0.0.1:2181"}, Password: "p"}},
-		{"negative session timeout", Config{Endpoints: []string{"127.0.0.1:2181"}, SessionTimeout: -1}},
-		{"tiny session timeout", Config{Endpoints: []string{"127.0.0.1:2181"}, SessionTimeout: time.Microsecond}},
-		{"negative dial timeout", Config{Endpoints: []string{"127.0.0.1:2181"}, DialTimeout: -time.Second}},
-		{"negative request timeout", Config{Endpoints: []string{"127.0.0.1:2181"}, RequestTimeout: -time.Second}},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			s, err := Open(context.Background(), tc.cfg)
-			if !errors.Is(err, ErrInvalidConfig) {
-				if s != nil {
-					_ = s.Close()
-				}
-				t.Fatalf("Open(%+v) = %v, want ErrInvalidConfig", tc.cfg, err)
-			}
-		})
-	}
+	storetest.RejectsConfigs(t, Open, func(err error, _ string) bool { return errors.Is(err, ErrInvalidConfig) }, []storetest.InvalidConfig[Config]{
+		{Name: "no endpoint", Config: Config{}},
+		{Name: "no port", Config: Config{Endpoints: []string{"127.0.0.1"}}},
+		{Name: "bad port", Config: Config{Endpoints: []string{"127.0.0.1:x"}}},
+		{Name: "port 0", Config: Config{Endpoints: []string{"127.0.0.1:0"}}},
+		{Name: "no host", Config: Config{Endpoints: []string{":2181"}}},
+		{Name: "one bad of two", Config: Config{Endpoints: []string{"127.0.0.1:2181", "h"}}},
+		{Name: "password without user", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, Password: "p"}},
+		{Name: "negative session timeout", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, SessionTimeout: -1}},
+		{Name: "tiny session timeout", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, SessionTimeout: time.Microsecond}},
+		{Name: "negative dial timeout", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, DialTimeout: -time.Second}},
+		{Name: "negative request timeout", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, RequestTimeout: -time.Second}},
+	})
 }
 
 func TestConfigDefaults(t *testing.T) {

@@ -126,15 +126,24 @@ func TestRecv(t *testing.T) {
 	if v, ok := storetest.Recv(ch, storetest.Patience); !ok || v != 7 {
 		t.Fatalf("Recv = %v, %v", v, ok)
 	}
+	ch <- 8
 	close(ch)
+	if !storetest.Closes((<-chan int)(ch), storetest.Patience) {
+		t.Fatal("Closes of a closed channel: false")
+	}
 	if _, ok := storetest.Recv(ch, storetest.Patience); ok {
 		t.Fatal("Recv on a closed channel: ok")
 	}
-	select {
-	case <-storetest.Drained((<-chan int)(ch)):
-	case <-time.After(storetest.Patience):
-		t.Fatal("Drained of a closed channel did not close")
+	if storetest.Closes(make(<-chan int), time.Millisecond) {
+		t.Fatal("Closes of an open channel: true")
 	}
+}
+
+// memory.New rejects a configuration without a name.
+func TestRejectsConfigs(t *testing.T) {
+	open := func(ctx context.Context, endpoints []string) (store.Store, error) { return memory.New(ctx, endpoints, nil) }
+	storetest.RejectsConfigs(t, open, func(err error, field string) bool { return err != nil && field == "Endpoints" },
+		[]storetest.InvalidConfig[[]string]{{Name: "no name", Config: nil, Field: "Endpoints"}})
 }
 
 // The suite under a prefix, on the in-process store: the

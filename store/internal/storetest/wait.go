@@ -97,3 +97,19 @@ func Drained[T any](ch <-chan T) <-chan struct{} {
 	}()
 	return done
 }
+
+// Closes reports whether ch closes within d; what comes on it meanwhile is
+// dropped.
+func Closes[T any](ch <-chan T, d time.Duration) bool {
+	deadline := time.After(d)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return true
+			}
+		case <-deadline:
+			return false
+		}
+	}
+}

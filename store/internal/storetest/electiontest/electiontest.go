@@ -189,19 +189,19 @@ func Smoke(t *testing.T, key string, open func(t *testing.T) store.Store) {
 		t.Fatalf("%d leaders after the first election (%s elected)", leading, names[first.who])
 	}
 
-	resignAt := time.Now()
-	cands[first.who].Resign()
-	second := waitWin("resign handoff", resignAt, first.who)
-	if d := second.at.Sub(resignAt); d > SmokeTTL/2 {
-		t.Errorf("resign handoff took %v, want well under the TTL %v", d, SmokeTTL)
+	// A release hands leadership over to another candidate well under the
+	// TTL, and the follower names it.
+	handoff := func(what string, from elected, release func()) elected {
+		t.Helper()
+		at := time.Now()
+		release()
+		next := waitWin(what, at, from.who)
+		if d := next.at.Sub(at); d > SmokeTTL/2 {
+			t.Errorf("%s took %v, want well under the TTL %v", what, d, SmokeTTL)
+		}
+		waitFollower(names[next.who])
+		return next
 	}
-	waitFollower(names[second.who])
-
-	stopAt := time.Now()
-	cands[second.who].Stop()
-	third := waitWin("stop handoff", stopAt, second.who)
-	if d := third.at.Sub(stopAt); d > SmokeTTL/2 {
-		t.Errorf("stop handoff took %v, want well under the TTL %v", d, SmokeTTL)
-	}
-	waitFollower(names[third.who])
+	second := handoff("resign handoff", first, cands[first.who].Resign)
+	handoff("stop handoff", second, cands[second.who].Stop)
 }

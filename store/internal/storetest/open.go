@@ -1,0 +1,148 @@
+package storetest
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// Dialer opens a store of the adapter under test on endpoints, with the
+// dial timeout given.
+type Dialer func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error)
+
+// Namer reports whether err is the adapter's *UnreachableError naming
+// endpoints.
+type Namer func(err error, endpoints []string) bool
+
+// Unreachable says how an adapter's Open reports servers it cannot reach.
+type Unreachable struct {
+	// Names reports whether an error is the adapter's *UnreachableError
+	// naming the endpoints tried.
+	Names Namer
+	// WrapsDeadline is set when an Open ended by its context's deadline
+	// returns an error wrapping context.DeadlineExceeded.
+	WrapsDeadline bool
+}
+
+// UnreachableBound is how long an Open with the dial timeout dial may take
+// to fail before a test calls it hung: HangBound, or ten times dial if
+// that is longer.
+func UnreachableBound(dial time.Duration) time.Duration { return max(HangBound, 10*dial) }
+
+// ExpectUnreachable calls open, which must fail because no server at
+// endpoints answers: with an error matching store.ErrNotReachable that
+// names accepts for endpoints, within bound. A store open returns is
+// closed. It returns the error.
+func ExpectUnreachable(t *testing.T, endpoints []string, bound time.Duration, names Namer, open func() (store.Store, error)) error {
+	t.Helper()
+	start := time.Now()
+	s, err := open()
+	took := time.Since(start)
+	if err == nil {
+		_ = s.Close()
+		t.Fatal("Open succeeded")
+	}
+	t.Logf("Open(%v) failed after %v: %v", endpoints, took.Round(time.Millisecond), err)
+	if !errors.Is(err, store.ErrNotReachable) || !names(err, endpoints) {
+		t.Errorf("err = %v (%T), want a store.ErrNotReachable naming %v", err, err, endpoints)
+	}
+	if took > bound {
+		t.Errorf("Open returned after %v: hung", took)
+	}
+	return err
+}
+
+// OpenUnreachable checks Open where no server answers, in subtests:
+//
+//   - Refused: on an address nothing listens on, Open fails by a
+//     store.ErrNotReachable naming it.
+//   - Hung: on a server that accepts connections and never answers, Open
+//     fails the same way, by its dial timeout, after connecting, and
+//     leaves no connection open.
+//   - Deadline: a context deadline shorter than the dial timeout ends Open
+//     (by a store.ErrNotReachable naming the server, wrapping
+//     context.DeadlineExceeded if u.WrapsDeadline).
+//   - Cancelled: a cancelled context, the caller's doing, ends Open with
+//     context.Canceled.
+//
+// Every failure must come within UnreachableBound of the dial timeout.
+func OpenUnreachable(t *testing.T, open Dialer, u Unreachable) {
+	t.Helper()
+	const dial = time.Second
+	t.Run("Refused", func(t *testing.T) {
+		eps := []string{RefusedAddr(t)}
+		ExpectUnreachable(t, eps, UnreachableBound(dial), u.Names, func() (store.Store, error) {
+			return open(context.Background(), eps, dial)
+		})
+	})
+	t.Run("Hung", func(t *testing.T) {
+		h := NewHungServer(t)
+		eps := []string{h.Addr()}
+		ExpectUnreachable(t, eps, UnreachableBound(dial), u.Names, func() (store.Store, error) {
+			return open(context.Background(), eps, dial)
+		})
+		if h.Accepted() == 0 {
+			t.Fatal("the client never connected to the hung server")
+		}
+		if n := h.OpenConns(); n != 0 {
+			t.Errorf("%d connections to the hung server left open", n)
+		}
+	})
+	t.Run("Deadline", func(t *testing.T) {
+		eps := []string{HungAddr(t)}
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		err := ExpectUnreachable(t, eps, HangBound, u.Names, func() (store.Store, error) {
+			return open(ctx, eps, time.Minute)
+		})
+		if u.WrapsDeadline && !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Open under a 300ms context: %v, want context.DeadlineExceeded well before the dial timeout", err)
+		}
+	})
+	t.Run("Cancelled", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		if s, err := open(ctx, []string{HungAddr(t)}, dial); !errors.Is(err, context.Canceled) {
+			if s != nil {
+				_ = s.Close()
+			}
+			t.Fatalf("cancelled: err = %v", err)
+		}
+	})
+}
+
+// InvalidConfig is a configuration, of the adapter's Config type C, that
+// Open must reject.
+type InvalidConfig[C any] struct {
+	Name   string // names the subtest
+	Config C
+	Field  string // the field at fault, for adapters whose error names it
+}
+
+// RejectsConfigs runs a subtest per case: open must fail on the case's
+// Config at once (within HangBound: it reaches no server), with an error
+// that rejected accepts for the case's Field.
+func RejectsConfigs[C any](t *testing.T, open func(context.Context, C) (store.Store, error), rejected func(err error, field string) bool, cases []InvalidConfig[C]) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.Name, func(t *testing.T) {
+			start := time.Now()
+			s, err := open(context.Background(), tc.Config)
+			took := time.Since(start)
+			if err == nil {
+				_ = s.Close()
+				t.Fatalf("Open(%+v) succeeded", tc.Config)
+			}
+			t.Logf("after %v: %v", took, err)
+			if !rejected(err, tc.Field) {
+				t.Fatalf("Open(%+v) = %v (%T), want a rejection of the configuration (field %q)", tc.Config, err, err, tc.Field)
+			}
+			if took > HangBound {
+				t.Fatalf("took %v: hung", took)
+			}
+		})
+	}
+}
