@@ -220,7 +220,7 @@ func CloseEndsWatchesAndLocks(t *testing.T, s store.Store, key string, lockOpts 
 	}
 	// Readers keep reading (a store's Close may wait for a watch whose
 	// reader neither reads nor cancels).
-	watches := []<-chan struct{}{Drained(events), Drained(tree), lost}
+	watches := []<-chan struct{}{drained(events), drained(tree), lost}
 	start := time.Now()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

@@ -7,28 +7,27 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 )
 
-// Prefixed runs a store under a key prefix, so that valkeyrie's testsuite,
+// prefixed runs a store under a key prefix, so that valkeyrie's testsuite,
 // whose keys are fixed, does not collide with other runs on a shared
-// server. Prefix goes before every key given (without its leading
+// server. The prefix goes before every key given (without its leading
 // slashes) and is taken off every key returned.
-type Prefixed struct {
+type prefixed struct {
 	store.Store
-	// Prefix is put before keys, for instance "leadership-test/x/".
-	Prefix string
+	prefix string // put before keys, for instance "leadership-test/x/"
 }
 
-func (p Prefixed) k(key string) string { return p.Prefix + strings.TrimLeft(key, "/") }
+func (p prefixed) k(key string) string { return p.prefix + strings.TrimLeft(key, "/") }
 
-func (p Prefixed) strip(pair *store.KVPair) *store.KVPair {
+func (p prefixed) strip(pair *store.KVPair) *store.KVPair {
 	if pair == nil {
 		return nil
 	}
 	c := *pair
-	c.Key = strings.TrimPrefix(strings.TrimLeft(c.Key, "/"), p.Prefix)
+	c.Key = strings.TrimPrefix(strings.TrimLeft(c.Key, "/"), p.prefix)
 	return &c
 }
 
-func (p Prefixed) strips(pairs []*store.KVPair) []*store.KVPair {
+func (p prefixed) strips(pairs []*store.KVPair) []*store.KVPair {
 	if pairs == nil {
 		return nil
 	}
@@ -40,7 +39,7 @@ func (p Prefixed) strips(pairs []*store.KVPair) []*store.KVPair {
 }
 
 // withKey returns a copy of previous with the prefix added to its key.
-func (p Prefixed) withKey(previous *store.KVPair) *store.KVPair {
+func (p prefixed) withKey(previous *store.KVPair) *store.KVPair {
 	if previous == nil {
 		return nil
 	}
@@ -50,28 +49,28 @@ func (p Prefixed) withKey(previous *store.KVPair) *store.KVPair {
 }
 
 // Put implements store.Store.
-func (p Prefixed) Put(ctx context.Context, key string, value []byte, opts *store.WriteOptions) error {
+func (p prefixed) Put(ctx context.Context, key string, value []byte, opts *store.WriteOptions) error {
 	return p.Store.Put(ctx, p.k(key), value, opts)
 }
 
 // Get implements store.Store.
-func (p Prefixed) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
+func (p prefixed) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
 	pair, err := p.Store.Get(ctx, p.k(key), opts)
 	return p.strip(pair), err
 }
 
 // Delete implements store.Store.
-func (p Prefixed) Delete(ctx context.Context, key string) error {
+func (p prefixed) Delete(ctx context.Context, key string) error {
 	return p.Store.Delete(ctx, p.k(key))
 }
 
 // Exists implements store.Store.
-func (p Prefixed) Exists(ctx context.Context, key string, opts *store.ReadOptions) (bool, error) {
+func (p prefixed) Exists(ctx context.Context, key string, opts *store.ReadOptions) (bool, error) {
 	return p.Store.Exists(ctx, p.k(key), opts)
 }
 
 // Watch implements store.Store.
-func (p Prefixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
+func (p prefixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
 	in, err := p.Store.Watch(ctx, p.k(key), opts)
 	if err != nil {
 		return nil, err
@@ -80,7 +79,7 @@ func (p Prefixed) Watch(ctx context.Context, key string, opts *store.ReadOptions
 }
 
 // WatchTree implements store.Store.
-func (p Prefixed) WatchTree(ctx context.Context, dir string, opts *store.ReadOptions) (<-chan []*store.KVPair, error) {
+func (p prefixed) WatchTree(ctx context.Context, dir string, opts *store.ReadOptions) (<-chan []*store.KVPair, error) {
 	in, err := p.Store.WatchTree(ctx, p.k(dir), opts)
 	if err != nil {
 		return nil, err
@@ -108,28 +107,28 @@ func relay[T any](ctx context.Context, in <-chan T, f func(T) T) <-chan T {
 }
 
 // NewLock implements store.Store.
-func (p Prefixed) NewLock(ctx context.Context, key string, opts *store.LockOptions) (store.Locker, error) {
+func (p prefixed) NewLock(ctx context.Context, key string, opts *store.LockOptions) (store.Locker, error) {
 	return p.Store.NewLock(ctx, p.k(key), opts)
 }
 
 // List implements store.Store.
-func (p Prefixed) List(ctx context.Context, dir string, opts *store.ReadOptions) ([]*store.KVPair, error) {
+func (p prefixed) List(ctx context.Context, dir string, opts *store.ReadOptions) ([]*store.KVPair, error) {
 	pairs, err := p.Store.List(ctx, p.k(dir), opts)
 	return p.strips(pairs), err
 }
 
 // DeleteTree implements store.Store.
-func (p Prefixed) DeleteTree(ctx context.Context, dir string) error {
+func (p prefixed) DeleteTree(ctx context.Context, dir string) error {
 	return p.Store.DeleteTree(ctx, p.k(dir))
 }
 
 // AtomicPut implements store.Store.
-func (p Prefixed) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
+func (p prefixed) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
 	ok, pair, err := p.Store.AtomicPut(ctx, p.k(key), value, p.withKey(previous), opts)
 	return ok, p.strip(pair), err
 }
 
 // AtomicDelete implements store.Store.
-func (p Prefixed) AtomicDelete(ctx context.Context, key string, previous *store.KVPair) (bool, error) {
+func (p prefixed) AtomicDelete(ctx context.Context, key string, previous *store.KVPair) (bool, error) {
 	return p.Store.AtomicDelete(ctx, p.k(key), p.withKey(previous))
 }

@@ -141,7 +141,9 @@ func TestRecv(t *testing.T) {
 
 // memory.New rejects a configuration without a name.
 func TestRejectsConfigs(t *testing.T) {
-	open := func(ctx context.Context, endpoints []string) (store.Store, error) { return memory.New(ctx, endpoints, nil) }
+	open := func(ctx context.Context, endpoints []string) (store.Store, error) {
+		return memory.New(ctx, endpoints, nil)
+	}
 	storetest.RejectsConfigs(t, open, func(err error, field string) bool { return err != nil && field == "Endpoints" },
 		[]storetest.InvalidConfig[[]string]{{Name: "no name", Config: nil, Field: "Endpoints"}})
 }
@@ -173,4 +175,32 @@ func TestRunSuitePrefixed(t *testing.T) {
 func TestWatchLifecycle(t *testing.T) {
 	name := freshBackend(t)
 	storetest.WatchLifecycle(t, memoryStore(t, name), memoryStore(t, name), "dir/key")
+}
+
+// ServersScript finds the repository's script from any package. "env"
+// only prints the variables of the servers running (maybe none); it
+// starts and stops nothing.
+func TestServersScript(t *testing.T) {
+	out := storetest.ServersScript(t, "env")
+	for line := range strings.Lines(out) {
+		if !strings.HasPrefix(line, "export LEADERSHIP_") {
+			t.Fatalf("servers.sh env printed %q", out)
+		}
+	}
+}
+
+func TestEnvSkips(t *testing.T) {
+	t.Setenv("LEADERSHIP_STORETEST_UNSET", "")
+	var skipped bool
+	t.Run("unset", func(t *testing.T) {
+		defer func() { skipped = t.Skipped() }()
+		storetest.Env(t, "LEADERSHIP_STORETEST_UNSET", "nothing")
+	})
+	if !skipped {
+		t.Fatal("Env did not skip on an unset variable")
+	}
+	t.Setenv("LEADERSHIP_STORETEST_SET", "a:1,b:2")
+	if eps := storetest.Endpoints(t, "LEADERSHIP_STORETEST_SET", "nothing"); strings.Join(eps, " ") != "a:1 b:2" {
+		t.Fatalf("Endpoints = %q", eps)
+	}
 }

@@ -10,9 +10,9 @@ import (
 // Suite says which parts of valkeyrie's testsuite RunSuite runs, beyond
 // RunTestCommon and RunCleanup, which it always runs.
 type Suite struct {
-	// Prefix, when set, runs the suite under that key prefix (through
-	// Prefixed, on every store given): the suite's keys are fixed, and the
-	// test server may be shared.
+	// Prefix, when set, runs the suite under that key prefix, on every
+	// store given (keys are given back without it): the suite's keys are
+	// fixed, and the test server may be shared.
 	Prefix string
 	// Atomic, Watch, Lock and ListLock run RunTestAtomic, RunTestWatch,
 	// RunTestLock and RunTestListLock.
@@ -32,7 +32,7 @@ func RunSuite(t *testing.T, kv store.Store, s Suite) {
 		if s.Prefix == "" {
 			return kv
 		}
-		return Prefixed{Store: kv, Prefix: s.Prefix}
+		return prefixed{Store: kv, prefix: s.Prefix}
 	}
 	kv = wrap(kv)
 	testsuite.RunTestCommon(t, kv)

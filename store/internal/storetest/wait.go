@@ -87,8 +87,8 @@ func NextList(t testing.TB, ch <-chan []*store.KVPair) []*store.KVPair {
 	}
 }
 
-// Drained reads ch until it closes, then closes the returned channel.
-func Drained[T any](ch <-chan T) <-chan struct{} {
+// drained reads ch until it closes, then closes the returned channel.
+func drained[T any](ch <-chan T) <-chan struct{} {
 	done := make(chan struct{})
 	go func() {
 		for range ch {

@@ -50,10 +50,10 @@ func RunClusterFailover(t *testing.T, n *leadershiptest.Network, cluster string)
 		func(t *testing.T) { storetest.ServersScript(t, "start", cluster) })
 }
 
-// SmokeTTL is the candidates' lease in Smoke: long, so that a handoff
+// smokeTTL is the candidates' lease in Smoke: long, so that a handoff
 // within half of it can only come from the release, never from the lease
 // running out, however loaded the machine.
-const SmokeTTL = 20 * time.Second
+const smokeTTL = 20 * time.Second
 
 // Smoke is the library's exclusion smoke test on a real server: three
 // candidates on key, each on its own client from open, and a follower on a
@@ -86,7 +86,7 @@ func Smoke(t *testing.T, key string, open func(t *testing.T) store.Store) {
 	start := time.Now()
 	cands := make([]*leadership.Candidate, len(names))
 	for i, name := range names {
-		c := leadership.NewCandidate(open(t), key, name, SmokeTTL)
+		c := leadership.NewCandidate(open(t), key, name, smokeTTL)
 		ch, errs, err := c.RunForElection()
 		if err != nil {
 			t.Fatalf("RunForElection(%s): %v", name, err)
@@ -154,7 +154,7 @@ func Smoke(t *testing.T, key string, open func(t *testing.T) store.Store) {
 			}
 			t.Logf("%s: %s elected after %v", what, names[w.who], w.at.Sub(since).Round(time.Millisecond))
 			return w
-		case <-time.After(2 * SmokeTTL):
+		case <-time.After(2 * smokeTTL):
 			t.Fatalf("%s: no candidate elected", what)
 		}
 		return elected{}
@@ -196,8 +196,8 @@ func Smoke(t *testing.T, key string, open func(t *testing.T) store.Store) {
 		at := time.Now()
 		release()
 		next := waitWin(what, at, from.who)
-		if d := next.at.Sub(at); d > SmokeTTL/2 {
-			t.Errorf("%s took %v, want well under the TTL %v", what, d, SmokeTTL)
+		if d := next.at.Sub(at); d > smokeTTL/2 {
+			t.Errorf("%s took %v, want well under the TTL %v", what, d, smokeTTL)
 		}
 		waitFollower(names[next.who])
 		return next
