@@ -87,19 +87,11 @@ func TestOpenWithUsernameIsBounded(t *testing.T) {
 	// Before: kvtools alone, no ConnectionTimeout, against a hung server:
 	// New does not return until the server answers.
 	addr, release := storetest.GatedAddr(t, target)
-	done := make(chan error, 1)
 	var kv *etcdv3.Store
-	go func() {
-		var err error
+	done := storetest.Blocked(t, "etcdv3.New with Username against a hung server", func() (err error) {
 		kv, err = etcdv3.New(context.Background(), []string{addr}, &etcdv3.Config{Username: "u", Password: "p"})
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("etcdv3.New returned against a hung server: %v", err)
-	case <-time.After(1500 * time.Millisecond):
-		t.Log("before: etcdv3.New with Username still blocked after 1.5s against a hung server")
-	}
+		return err
+	})
 	release() // the server answers (auth is not enabled on it): New returns
 	if err := <-done; err != nil {
 		t.Fatalf("etcdv3.New after release: %v", err)
@@ -175,14 +167,7 @@ func TestDeleteBounded(t *testing.T) {
 
 	// Before.
 	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- kv.Delete(ctx, "k") }()
-	select {
-	case err := <-done:
-		t.Fatalf("raw Delete returned: %v", err)
-	case <-time.After(1500 * time.Millisecond):
-		t.Log("before: raw Delete still blocked after 1.5s")
-	}
+	done := storetest.Blocked(t, "raw Delete", func() error { return kv.Delete(ctx, "k") })
 	cancel()
 	<-done
 

@@ -59,21 +59,16 @@ func TestKvtoolsConstructorHangs(t *testing.T) {
 	p.Cut()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
-	done := make(chan *kvredis.Store, 1)
-	go func() {
-		kv, _ := kvredis.New(ctx, []string{p.addr()}, nil)
-		done <- kv
-	}()
-	select {
-	case kv := <-done:
-		_ = kv.Close()
-		t.Fatal("kvredis.New returned against a hung server")
-	case <-time.After(1500 * time.Millisecond):
-		t.Log("before: kvredis.New with a 200ms context still blocked after 1.5s against a hung server")
-	}
+	var kv *kvredis.Store
+	done := storetest.Blocked(t, "kvredis.New with a 200ms context against a hung server", func() (err error) {
+		kv, err = kvredis.New(ctx, []string{p.addr()}, nil)
+		return err
+	})
 	p.Kill()
-	kv := <-done
-	_ = kv.Close()
+	<-done
+	if kv != nil {
+		_ = kv.Close()
+	}
 }
 
 // The credentials and the database reach the server.
@@ -389,19 +384,12 @@ func TestCallsBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.Cut()
-	done := make(chan error, 1)
-	go func() {
+	done := storetest.Blocked(t, "raw Get with a 200ms deadline against a hung server", func() error {
 		cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 		defer cancel()
 		_, err := kv.Get(cctx, "k", nil)
-		done <- err
-	}()
-	select {
-	case err := <-done:
-		t.Fatalf("raw Get with a 200ms deadline returned: %v", err)
-	case <-time.After(1500 * time.Millisecond):
-		t.Log("before: raw Get with a 200ms deadline still blocked after 1.5s against a hung server")
-	}
+		return err
+	})
 	p.Kill()
 	<-done
 	_ = kv.Close()

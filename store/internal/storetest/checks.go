@@ -157,22 +157,13 @@ func WrapBoundsHungCalls(t *testing.T, raw, wrapped store.Store, key string, cut
 	}
 	cut()
 
-	done := make(chan time.Duration, 1)
-	go func() {
+	stuck := time.Now()
+	done := Blocked(t, "kvtools' Get under a 200ms context", func() error {
 		c, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		start := time.Now()
-		_, _ = raw.Get(c, key, nil)
-		done <- time.Since(start)
-	}()
-	returned := false
-	select {
-	case d := <-done:
-		returned = true
-		t.Errorf("kvtools bug fixed? Get under a 200ms context returned after %v", d)
-	case <-time.After(1500 * time.Millisecond):
-		t.Log("kvtools: Get under a 200ms context still blocked after 1.5s")
-	}
+		_, err := raw.Get(c, key, nil)
+		return err
+	})
 
 	c, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -184,12 +175,9 @@ func WrapBoundsHungCalls(t *testing.T, raw, wrapped store.Store, key string, cut
 		t.Errorf("Wrap: Get = %v after %v, want store.ErrNotReachable at the 200ms deadline", err, took)
 	}
 	release()
-	if returned {
-		return
-	}
 	select {
-	case d := <-done:
-		t.Logf("kvtools: the stuck Get returned %v after it began", d)
+	case err := <-done:
+		t.Logf("kvtools: the stuck Get returned %v after it began: %v", time.Since(stuck), err)
 	case <-time.After(HangBound):
 		t.Errorf("kvtools: the stuck Get still blocked %v after the connections broke", HangBound)
 	}

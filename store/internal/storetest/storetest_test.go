@@ -204,3 +204,15 @@ func TestEnvSkips(t *testing.T) {
 		t.Fatalf("Endpoints = %q", eps)
 	}
 }
+
+func TestBlocked(t *testing.T) {
+	release := make(chan struct{})
+	done := storetest.Blocked(t, "a receive from a silent channel", func() error {
+		<-release
+		return io.EOF
+	})
+	close(release)
+	if err, ok := storetest.Recv(done, storetest.Patience); !ok || err != io.EOF { //nolint:errorlint // identity
+		t.Fatalf("after release: %v, %v", err, ok)
+	}
+}

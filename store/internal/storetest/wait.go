@@ -113,3 +113,22 @@ func Closes[T any](ch <-chan T, d time.Duration) bool {
 		}
 	}
 }
+
+// Blocked runs call in a goroutine and checks that it is still blocked
+// 1.5s later: the "before" half of a test that shows a call ignoring its
+// deadline on a hung server (the wait only bounds from below, which load
+// cannot make fail). If call returned, the test fails. Either way the
+// returned channel delivers call's error once call returns.
+func Blocked(t testing.TB, what string, call func() error) <-chan error {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	select {
+	case err := <-done:
+		t.Errorf("%s returned (%v); it was expected to block", what, err)
+		done <- err
+	case <-time.After(1500 * time.Millisecond):
+		t.Logf("before: %s still blocked after 1.5s", what)
+	}
+	return done
+}
