@@ -6,23 +6,13 @@ import (
 
 	"github.com/hashicorp/consul/api"
 	"github.com/kvtools/valkeyrie/store"
-)
 
-// send delivers v on ch unless ctx ends first.
-func send[T any](ctx context.Context, ch chan<- T, v T) bool {
-	select {
-	case ch <- v:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+	"github.com/leadership-go/leadership/store/internal/ctxutil"
+)
 
 // merge returns a context that ends with ctx or with the store.
 func (s *kv) merge(ctx context.Context) (context.Context, context.CancelFunc) {
-	wctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.ctx, cancel)
-	return wctx, func() { stop(); cancel() }
+	return ctxutil.Joined(ctx, s.ctx)
 }
 
 // blocking runs blocking queries on behalf of a watch: each waits up to
@@ -88,7 +78,7 @@ func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptio
 			pairs, _ := children(base, ps)
 			if first || !samePairs(last, pairs) {
 				first, last = false, pairs
-				if !send(wctx, ch, pairs) {
+				if !ctxutil.Send(wctx, ch, pairs) {
 					return
 				}
 			}

@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/ctxutil"
 )
 
 // StoreName is the name under which the store is registered with valkeyrie.
@@ -241,10 +243,9 @@ func (s *Store) begin(ctx context.Context) (context.Context, context.CancelFunc,
 		return nil, nil, ErrClosed
 	}
 
-	c, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.ctx, cancel)
+	c, cancel := ctxutil.Joined(ctx, s.ctx)
 
-	return c, func() { stop(); cancel() }, nil
+	return c, cancel, nil
 }
 
 // beginKey is begin preceded by key normalisation.

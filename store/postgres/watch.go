@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/ctxutil"
 )
 
 // keyItem is what the listener queues for a key watch: one event, or a
@@ -99,7 +101,7 @@ func (s *Store) runKeyWatch(ctx context.Context, w *keyWatch, last *store.KVPair
 	defer s.dropKeyWatch(w)
 	defer close(out)
 
-	if !send(wctx, out, last) {
+	if !ctxutil.Send(wctx, out, last) {
 		return
 	}
 
@@ -115,7 +117,7 @@ func (s *Store) runKeyWatch(ctx context.Context, w *keyWatch, last *store.KVPair
 				continue
 			}
 
-			if !send(wctx, out, p) {
+			if !ctxutil.Send(wctx, out, p) {
 				return
 			}
 			last = p
@@ -260,7 +262,7 @@ func (s *Store) runTreeWatch(ctx context.Context, w *treeWatch, list []*store.KV
 	defer s.dropTreeWatch(w)
 	defer close(out)
 
-	if !send(wctx, out, list) {
+	if !ctxutil.Send(wctx, out, list) {
 		return
 	}
 
@@ -291,7 +293,7 @@ func (s *Store) runTreeWatch(ctx context.Context, w *treeWatch, list []*store.KV
 
 			return err
 		})
-		if err != nil || !send(wctx, out, list) {
+		if err != nil || !ctxutil.Send(wctx, out, list) {
 			return
 		}
 	}
@@ -350,19 +352,7 @@ func (s *Store) readTree(ctx context.Context, dir string) ([]*store.KVPair, snap
 // watchContext returns a context canceled with ctx or when the handle
 // closes.
 func (s *Store) watchContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	c, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.ctx, cancel)
-
-	return c, func() { stop(); cancel() }
-}
-
-func send[T any](ctx context.Context, out chan<- T, v T) bool {
-	select {
-	case out <- v:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return ctxutil.Joined(ctx, s.ctx)
 }
 
 // retry calls f until it succeeds or ctx is done (then it returns

@@ -7,23 +7,13 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/kvtools/valkeyrie/store"
-)
 
-// send delivers v on ch unless ctx ends first.
-func send[T any](ctx context.Context, ch chan<- T, v T) bool {
-	select {
-	case ch <- v:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+	"github.com/leadership-go/leadership/store/internal/ctxutil"
+)
 
 // merge returns a context that ends with ctx or with the store.
 func (s *kv) merge(ctx context.Context) (context.Context, context.CancelFunc) {
-	wctx, cancel := context.WithCancel(ctx)
-	stop := context.AfterFunc(s.ctx, cancel)
-	return wctx, func() { stop(); cancel() }
+	return ctxutil.Joined(ctx, s.ctx)
 }
 
 // Watch sends the pair at key first (an empty pair, only Key set, when the
@@ -68,7 +58,7 @@ func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-cha
 				pair.LastIndex = 0
 				if first || exists {
 					exists = false
-					if !send(wctx, ch, pair) {
+					if !ctxutil.Send(wctx, ch, pair) {
 						return
 					}
 				}
@@ -78,7 +68,7 @@ func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-cha
 				pair.Value, pair.LastIndex = nonNil(data), uint64(stat.Version)
 				if first || !exists || stat.Mzxid != mzxid {
 					exists, mzxid = true, stat.Mzxid
-					if !send(wctx, ch, pair) {
+					if !ctxutil.Send(wctx, ch, pair) {
 						return
 					}
 				}
@@ -141,7 +131,7 @@ func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptio
 				}
 				pairs = append(pairs, &store.KVPair{Key: keyOf(p + "/" + c), Value: nonNil(data), LastIndex: uint64(stat.Version)})
 			}
-			if !send(wctx, ch, pairs) {
+			if !ctxutil.Send(wctx, ch, pairs) {
 				return
 			}
 			select {
