@@ -31,6 +31,7 @@ type config struct {
 	relinquishSpec     string
 	relinquishSchedule cron.Schedule
 	pollInterval       time.Duration
+	missingKeyWait     time.Duration
 	errs               []error // option errors found while applying options
 }
 
@@ -148,6 +149,26 @@ func WithPollInterval(d time.Duration) Option {
 			c.errs = append(c.errs, &OptionError{Option: "WithPollInterval", Reason: fmt.Sprintf("%v is not positive", d)})
 		}
 		c.pollInterval = d
+	}
+}
+
+// WithMissingKeyWait makes a candidate that has never seen a record of its
+// election wait d before it creates a missing key. A store that lost its
+// data (a server restarted without persistence, a wiped or restored data
+// directory) shows the key missing while the leader of before the loss may
+// still act until its lease ends: a candidate that starts at that moment
+// knows nothing of that leader. Set d to the longest TTL any candidate of
+// the election uses, and such a candidate leads only once that leader's
+// lease has surely ended. The cost is a wait of d before the very first
+// leader of a new election. Candidates that saw the record before the loss
+// need no option: they wait out the lost holder's lease by themselves.
+// Default: 0 (a missing key is taken at once). It must not be negative.
+func WithMissingKeyWait(d time.Duration) Option {
+	return func(c *config) {
+		if d < 0 {
+			c.errs = append(c.errs, &OptionError{Option: "WithMissingKeyWait", Reason: fmt.Sprintf("%v is negative", d)})
+		}
+		c.missingKeyWait = d
 	}
 }
 
