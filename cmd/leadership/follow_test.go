@@ -98,35 +98,6 @@ func TestFollowTextAndEnd(t *testing.T) {
 	}
 }
 
-// TestStatus checks status's output and exit codes.
-func TestStatus(t *testing.T) {
-	storeURL, storeName := memoryURL(t)
-	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "k")
-	if code != exitNoLeader || errOut != "" || !strings.HasSuffix(out, " - 0\n") {
-		t.Errorf("no leader: exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
-	code, out, _ = runCLI(t, "status", "--store", storeURL, "--key", "k", "--json")
-	if code != exitNoLeader || !strings.Contains(out, `"leader":"","term":0}`) {
-		t.Errorf("no leader, json: exit %d, stdout %q", code, out)
-	}
-	c := startCandidate(t, storeName, "k", "node-1", time.Minute)
-	leaderOf(t, []*testCandidate{c})
-	code, out, errOut = runCLI(t, "status", "--store", storeURL, "--key", "k")
-	if code != exitOK || errOut != "" || !strings.HasSuffix(out, " node-1 1\n") {
-		t.Errorf("leader: exit %d, stdout %q, stderr %q", code, out, errOut)
-	}
-	code, out, _ = runCLI(t, "status", "--store", storeURL, "--key", "k", "--json")
-	var o observationJSON
-	if err := json.Unmarshal([]byte(out), &o); code != exitOK || err != nil || o.Leader != "node-1" || o.Term != 1 {
-		t.Errorf("leader, json: exit %d, stdout %q (%v)", code, out, err)
-	}
-	c.c.Stop()
-	code, out, _ = runCLI(t, "status", "--store", storeURL, "--key", "k")
-	if code != exitNoLeader || !strings.HasSuffix(out, " - 1\n") {
-		t.Errorf("after stop: exit %d, stdout %q", code, out)
-	}
-}
-
 // TestStoreErrors checks how commands report stores they cannot use.
 func TestStoreErrors(t *testing.T) {
 	for _, tc := range []struct {

@@ -21,12 +21,13 @@ import (
 // Exit codes, documented in the usage text. run also exits with its
 // COMMAND's status when COMMAND ends by itself.
 const (
-	exitOK       = 0   // success
-	exitFailure  = 1   // the command ran and failed (store, election, timeout)
-	exitUsage    = 2   // unknown command, bad flag or bad value
-	exitNoLeader = 3   // status: the election has no leader
-	exitEnded    = 4   // follow, proxy, run: the election was ended (EndElection)
-	exitNoExec   = 127 // run: COMMAND cannot be found or started
+	exitOK          = 0   // success
+	exitFailure     = 1   // the command ran and failed (store, election, timeout)
+	exitUsage       = 2   // unknown command, bad flag or bad value
+	exitNoLeader    = 3   // status: the election has no leader
+	exitEnded       = 4   // follow, proxy, run, status: the election was ended (EndElection)
+	exitUnconfirmed = 5   // status: the holder was not seen renewing its lease within its TTL
+	exitNoExec      = 127 // run: COMMAND cannot be found or started
 )
 
 // streams are the standard streams a command uses. stdin may be nil (no
@@ -223,7 +224,9 @@ const exitStatusHelp = `Exit status:
 
 // exitStatusAll lists the codes of every command, for the top-level usage.
 const exitStatusAll = exitStatusHelp + `  3  status: the election has no leader
-  4  follow, proxy, run: the election was ended (leadership end)
+  4  follow, proxy, run, status: the election was ended (leadership end)
+  5  status: unconfirmed: a leader is recorded but was not seen renewing its
+     lease within its TTL (it has probably crashed)
   run: when COMMAND ends by itself while leading, its exit status (128+N
   after signal N); 127 when COMMAND cannot be started
 `

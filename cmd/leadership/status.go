@@ -1,34 +1,53 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
+	"strings"
+	"time"
 
+	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership"
 )
 
 const statusAbout = `
-Reads the election at --key once and prints its leader as follow does:
-"TIME LEADER TERM" ("-" for no leader; TERM is the fencing token, or the
-last term when there is no leader), or with --json
+Prints the leader of the election at --key once it has seen that leader
+renew its lease, as follow prints a line: "TIME LEADER TERM" ("-" for no
+leader; TERM is the fencing token, or the last term when there is no
+leader), or with --json
   {"time":"2025-01-02T15:04:05.123456789Z","leader":"node-1","term":7}
-It exits with 0 when there is a leader and 3 when there is none, so that
-scripts can test it.
 
-A leader that crashed less than one TTL ago may still be shown: only a
-follower that watches for a while (leadership follow) can tell that its
-lease is no longer renewed.` + storeAbout
+One read cannot tell a live leader from one that crashed: both leave the
+same record. So status reads the election repeatedly until it sees the
+holder's record rewritten (a renewal, or a new term begun), and may wait up
+to the leader's TTL for that, plus a tenth of it (at most a second) for the
+last read. A free or ended election is reported at once.
+
+A holder not seen renewing its lease within its TTL is not reported as the
+leader: the line shows "-", --json adds "unconfirmed":"NAME", stderr says
+that NAME is unconfirmed (it has probably crashed; another candidate takes
+over once its TTL has run out), and status exits with 5. Exit 0 thus always
+means that the leader printed renewed its lease while status watched.` + storeAbout
+
+// statusExits documents status's own exit codes.
+const statusExits = `  3  the election has no leader (nothing at --key, or it is free)
+  4  the election was ended (leadership end)
+  5  unconfirmed: a leader is recorded but was not seen renewing its lease
+     within its TTL (it has probably crashed)
+`
 
 // statusCommand describes the status subcommand.
 func statusCommand() *command {
 	return &command{
 		name:    "status",
 		args:    "--store URL --key KEY [--json]",
-		summary: "print the current leader and term once (exit 3: no leader)",
+		summary: "print the leader once seen renewing its lease (may wait up to its TTL)",
 		about:   statusAbout,
-		exits:   "  3  the election has no leader\n",
+		exits:   statusExits,
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
 			var ef electionFlags
 			ef.add(fs)
@@ -46,30 +65,238 @@ func statusCommand() *command {
 	}
 }
 
-// runStatus reads the election with a follower started and stopped at
-// once, prints what it saw, and exits with 3 when there is no leader.
+// electionRecord is what status reads of the record the library keeps at
+// an election's key (type record in the root package's record.go): the
+// holder, and the counters that every write raises.
+type electionRecord struct {
+	Version int    `json:"v"`
+	Leader  string `json:"leader"`
+	ID      string `json:"id"`     // holder's instance id; "" when free
+	Term    uint64 `json:"term"`   // fencing token of the current or last term
+	Seq     uint64 `json:"seq"`    // writes since the term began
+	TTLms   int64  `json:"ttl_ms"` // lease the holder promised to honour
+	Gen     uint64 `json:"gen"`    // election generation
+	Ended   bool   `json:"ended"`  // the election of generation Gen has ended
+}
+
+// electionRecordVersion is the record format version status reads.
+const electionRecordVersion = 1
+
+// held reports whether the record names a holder of a running election.
+func (r *electionRecord) held() bool { return r.ID != "" && !r.Ended }
+
+// ttl is the holder's lease, capped at the longest TTL the library allows
+// (a longer one was not written by a candidate).
+func (r *electionRecord) ttl() time.Duration {
+	return min(time.Duration(max(r.TTLms, 0))*time.Millisecond, leadership.MaxTTL)
+}
+
+// newerThan reports whether r was written after o: every write raises the
+// generation, the term or the sequence.
+func (r *electionRecord) newerThan(o *electionRecord) bool {
+	if r.Gen != o.Gen {
+		return r.Gen > o.Gen
+	}
+	if r.Term != o.Term {
+		return r.Term > o.Term
+	}
+	return r.Seq > o.Seq
+}
+
+// electionState is one read of the election key.
+type electionState struct {
+	missing bool           // nothing at the key
+	rec     electionRecord // when not missing
+	at      time.Time      // when the read answered
+}
+
+// held reports whether the state names a holder of a running election.
+func (s *electionState) held() bool { return !s.missing && s.rec.held() }
+
+// foreignValueError is the outcome of status when the key holds a value
+// that is not an election record status can read (another program's value,
+// or a record of a later format version).
+type foreignValueError struct{ Key string }
+
+func (e *foreignValueError) Error() string {
+	return fmt.Sprintf("the key %q holds a value that is not an election record this version reads: cannot tell who leads", e.Key)
+}
+
+// Unwrap makes the error match leadership.ErrForeignValue.
+func (e *foreignValueError) Unwrap() error { return leadership.ErrForeignValue }
+
+// unconfirmedError is the outcome of status when the holder of the
+// election was not seen renewing its lease within its TTL.
+type unconfirmedError struct {
+	Leader  string        // the holder's name
+	Term    uint64        // its term
+	TTL     time.Duration // its lease, as long as status waited
+	LastErr error         // the last read's error, if the last read failed
+}
+
+func (e *unconfirmedError) Error() string {
+	msg := fmt.Sprintf("%s (term %d) is unconfirmed: it was not seen renewing its lease within its TTL of %v, and has probably crashed (another candidate may take over once the TTL has run out)",
+		e.Leader, e.Term, e.TTL)
+	if e.LastErr != nil {
+		msg += fmt.Sprintf("; the last read failed: %v", e.LastErr)
+	}
+	return msg
+}
+
+// Unwrap returns the last read's error, if any.
+func (e *unconfirmedError) Unwrap() error { return e.LastErr }
+
+// statusReadTimeout bounds the first read of the election, before its TTL
+// is known.
+const statusReadTimeout = 10 * time.Second
+
+// readElection reads the key with a linearizable read where the backend
+// has one. An empty value counts as a missing key, as in the library.
+func readElection(ctx context.Context, kv store.Store, key string, timeout time.Duration) (electionState, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	pair, err := kv.Get(ctx, key, &store.ReadOptions{Consistent: true})
+	at := time.Now()
+	switch {
+	case errors.Is(err, store.ErrKeyNotFound):
+		return electionState{missing: true, at: at}, nil
+	case err != nil:
+		return electionState{}, fmt.Errorf("read key %q: %w", key, err)
+	case pair == nil || len(bytes.TrimSpace(pair.Value)) == 0:
+		return electionState{missing: true, at: at}, nil
+	}
+	var rec electionRecord
+	v := bytes.TrimSpace(pair.Value)
+	if v[0] != '{' || json.Unmarshal(v, &rec) != nil || rec.Version != electionRecordVersion {
+		return electionState{}, &foreignValueError{Key: key}
+	}
+	return electionState{rec: rec, at: at}, nil
+}
+
+// statusTiming is how status watches a holder with the given TTL: how often
+// it reads, how long one read may take, and the allowance past the TTL
+// within which its last read starts.
+func statusTiming(ttl time.Duration) (poll, readTimeout, slack time.Duration) {
+	poll = min(max(ttl/20, 10*time.Millisecond), 500*time.Millisecond)
+	readTimeout = min(max(ttl/3, 100*time.Millisecond), statusReadTimeout)
+	slack = min(ttl/10, time.Second)
+	return poll, readTimeout, slack
+}
+
+// confirmLeader watches the election that first showed held until a read
+// shows a write after it, and returns that read: the holder renewed (or a
+// new term began: the leader is confirmed), or the election became free,
+// ended or vanished. A holder that wrote nothing by the time its TTL (plus
+// slack) has passed since the first read is an *unconfirmedError. A live
+// holder rewrites its record within its TTL (every renewal lands before its
+// lease deadline), so a read started that late sees its renewal.
+func confirmLeader(ctx context.Context, kv store.Store, key string, first electionState) (electionState, error) {
+	ttl := first.rec.ttl()
+	poll, readTimeout, slack := statusTiming(ttl)
+	deadline := first.at.Add(ttl + slack)
+	prev := first
+	var lastErr error
+	timer := time.NewTimer(0)
+	defer timer.Stop()
+	<-timer.C
+	for {
+		timer.Reset(max(min(poll, time.Until(deadline)), 0))
+		select {
+		case <-ctx.Done():
+			return electionState{}, interrupted(first)
+		case <-timer.C:
+		}
+		started := time.Now()
+		s, err := readElection(ctx, kv, key, readTimeout)
+		lastErr = err
+		switch {
+		case errors.Is(err, leadership.ErrForeignValue):
+			return electionState{}, err
+		case err != nil:
+			if ctx.Err() != nil {
+				return electionState{}, interrupted(first)
+			}
+		case !s.held() || s.rec.newerThan(&prev.rec):
+			return s, nil // a write: a renewal, a new term, a release or an end
+		case prev.rec.newerThan(&s.rec):
+			prev = s // the store went back in time: only a later write counts
+		}
+		if !started.Before(deadline) {
+			return electionState{}, &unconfirmedError{Leader: first.rec.Leader, Term: first.rec.Term, TTL: ttl, LastErr: lastErr}
+		}
+	}
+}
+
+// interrupted is the error of a status stopped (SIGINT, SIGTERM) before it
+// could confirm the holder of first.
+func interrupted(first electionState) error {
+	return fmt.Errorf("interrupted before %s (term %d) was seen renewing its lease", first.rec.Leader, first.rec.Term)
+}
+
+// statusJSON is what status --json prints: an observation as follow --json
+// prints it, and the holder that was not seen renewing its lease.
+type statusJSON struct {
+	observationJSON
+	Unconfirmed string `json:"unconfirmed,omitempty"`
+}
+
+// runStatus reads the election, waits for the holder (if any) to renew its
+// lease, prints what it found and ends with the matching exit code: 0 for a
+// confirmed leader, 3 for none, 4 for an ended election, 5 for a holder not
+// seen renewing.
 func runStatus(ctx context.Context, ef electionFlags, asJSON bool, s streams) error {
 	kv, err := ef.open(ctx)
 	if err != nil {
 		return err
 	}
 	defer kv.Close()
-	f := leadership.NewFollower(kv, ef.key)
-	if _, _, err := f.FollowElectionContext(ctx); err != nil {
-		return startError(err)
+	key := strings.Trim(ef.key, "/") // as the library names the key
+	st, err := readElection(ctx, kv, key, statusReadTimeout)
+	if err != nil {
+		return statusReadError(err)
 	}
-	o := f.Current()
-	f.Stop()
+	var unconfirmed *unconfirmedError
+	if st.held() {
+		st, err = confirmLeader(ctx, kv, key, st)
+		if errors.As(err, &unconfirmed) {
+			st = electionState{rec: electionRecord{Term: unconfirmed.Term}, at: time.Now()}
+		} else if err != nil {
+			return err
+		}
+	}
+	o := leadership.Observation{Term: st.rec.Term, At: st.at}
+	if st.held() {
+		o.Leader = st.rec.Leader
+	}
 	if asJSON {
-		err = json.NewEncoder(s.stdout).Encode(toJSON(o))
+		out := statusJSON{observationJSON: toJSON(o)}
+		if unconfirmed != nil {
+			out.Unconfirmed = unconfirmed.Leader
+		}
+		err = json.NewEncoder(s.stdout).Encode(out)
 	} else {
 		_, err = fmt.Fprintln(s.stdout, observationLine(o))
 	}
 	if err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
-	if o.Leader == "" {
+	switch {
+	case unconfirmed != nil:
+		return &exitError{code: exitUnconfirmed, err: unconfirmed}
+	case !st.missing && st.rec.Ended:
+		return endedError(ef.key)
+	case o.Leader == "":
 		return &exitError{code: exitNoLeader}
 	}
 	return nil
+}
+
+// statusReadError is the command's error for a first read that failed: a
+// foreign value or a store error (exit 1).
+func statusReadError(err error) error {
+	var fe *foreignValueError
+	if errors.As(err, &fe) {
+		return err
+	}
+	return fmt.Errorf("cannot read the election: %w", err)
 }

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/store/memory"
+)
+
+// statusTTL is the lease of the candidates the status tests start: short,
+// so that status sees a renewal (every third of it) or gives up quickly.
+const statusTTL = 600 * time.Millisecond
+
+// statusJSONOf runs status --json and decodes its one object, failing on
+// anything else; it returns the exit code, the object and its members.
+func statusJSONOf(t *testing.T, storeURL, key string) (int, statusJSON, map[string]any, string) {
+	t.Helper()
+	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", key, "--json")
+	var o statusJSON
+	var members map[string]any
+	if err := json.Unmarshal([]byte(out), &o); err != nil || strings.Count(out, "\n") != 1 {
+		t.Fatalf("status --json: exit %d, stdout %q (%v), stderr %q", code, out, err, errOut)
+	}
+	_ = json.Unmarshal([]byte(out), &members)
+	if _, err := time.Parse(time.RFC3339Nano, o.Time); err != nil {
+		t.Errorf("status --json: time %q: %v", o.Time, err)
+	}
+	return code, o, members, errOut
+}
+
+// TestStatusNoLeader checks status on a key with no election (exit 3, at
+// once) and after the leader released it (exit 3, the last term kept).
+func TestStatusNoLeader(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "k")
+	if code != exitNoLeader || errOut != "" || !strings.HasSuffix(out, " - 0\n") {
+		t.Errorf("no election: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, o, members, _ := statusJSONOf(t, storeURL, "k")
+	if code != exitNoLeader || o.Leader != "" || o.Term != 0 || len(members) != 3 {
+		t.Errorf("no election, json: exit %d, %+v (%d members)", code, o, len(members))
+	}
+	c := startCandidate(t, storeName, "k", "node-1", statusTTL)
+	leaderOf(t, []*testCandidate{c})
+	c.c.Stop() // releases at once
+	code, out, errOut = runCLI(t, "status", "--store", storeURL, "--key", "k")
+	if code != exitNoLeader || errOut != "" || !strings.HasSuffix(out, " - 1\n") {
+		t.Errorf("after release: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestStatusLiveLeader checks that a leader that renews its lease is
+// reported, with exit 0, in both formats.
+func TestStatusLiveLeader(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	c := startCandidate(t, storeName, "k", "node-1", statusTTL)
+	leaderOf(t, []*testCandidate{c})
+	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "/k/") // the same election
+	if code != exitOK || errOut != "" || !strings.HasSuffix(out, " node-1 1\n") {
+		t.Errorf("leader: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, o, members, errOut := statusJSONOf(t, storeURL, "k")
+	if code != exitOK || errOut != "" || o.Leader != "node-1" || o.Term != 1 || len(members) != 3 {
+		t.Errorf("leader, json: exit %d, %+v (%d members), stderr %q", code, o, len(members), errOut)
+	}
+	if !c.c.IsLeader() {
+		t.Errorf("node-1 no longer leads")
+	}
+}
+
+// TestStatusCrashedLeader checks that a leader whose client vanished
+// without releasing (its store handle cut off: it can no longer renew) is
+// not reported: exit 5, "-" on stdout, and the holder named as unconfirmed.
+func TestStatusCrashedLeader(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	c := startCandidate(t, storeName, "k", "node-1", statusTTL)
+	leaderOf(t, []*testCandidate{c})
+	c.h.Disconnect() // no write of node-1 reaches the store after this
+	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "k")
+	if code != exitUnconfirmed || !strings.HasSuffix(out, " - 1\n") {
+		t.Errorf("crashed leader: exit %d (want %d), stdout %q, stderr %q", code, exitUnconfirmed, out, errOut)
+	}
+	if strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, "leadership: status: node-1 (term 1) is unconfirmed") {
+		t.Errorf("crashed leader: stderr %q", errOut)
+	}
+	code, o, _, _ := statusJSONOf(t, storeURL, "k")
+	if code != exitUnconfirmed || o.Leader != "" || o.Unconfirmed != "node-1" || o.Term != 1 {
+		t.Errorf("crashed leader, json: exit %d, %+v", code, o)
+	}
+}
+
+// TestStatusRecordNeverRenewed checks a record written directly, with a
+// holder that never renews it: status never names that holder as leader.
+func TestStatusRecordNeverRenewed(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	h, err := memory.Open(storeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	rec := `{"v":1,"leader":"ghost","id":"0123","term":7,"seq":3,"ttl_ms":300,"gen":0,"LastIndex":"0.7.3.x"}`
+	if err := h.Put(t.Context(), "svc/leader", []byte(rec), nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "svc/leader")
+	if code != exitUnconfirmed || !strings.HasSuffix(out, " - 7\n") || !strings.Contains(errOut, "ghost (term 7) is unconfirmed") {
+		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, exitUnconfirmed, out, errOut)
+	}
+}
+
+// TestStatusSeesTakeover checks that a write seen while status waits
+// confirms the leader it names: a new term begun by another candidate.
+func TestStatusSeesTakeover(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	h, err := memory.Open(storeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	// A holder that never renews, with a lease long enough that status is
+	// still waiting when the record is replaced.
+	rec := `{"v":1,"leader":"ghost","id":"0123","term":7,"seq":3,"ttl_ms":60000,"gen":0,"LastIndex":"0.7.3.x"}`
+	if err := h.Put(t.Context(), "k", []byte(rec), nil); err != nil {
+		t.Fatal(err)
+	}
+	p := startInProcess(t.Context(), t, "status", "--store", storeURL, "--key", "k")
+	next := `{"v":1,"leader":"node-2","id":"4567","term":8,"seq":0,"ttl_ms":60000,"gen":0,"LastIndex":"0.8.0.y"}`
+	time.Sleep(20 * time.Millisecond) // usually after status's first read; either order must report node-2
+	if err := h.Put(t.Context(), "k", []byte(next), nil); err != nil {
+		t.Fatal(err)
+	}
+	if code := p.wait(t, 30*time.Second); code != exitOK || !strings.HasSuffix(p.stdout.String(), " node-2 8\n") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, p.stdout.String(), p.stderr.String())
+	}
+}
+
+// TestStatusEnded checks that an ended election exits with 4.
+func TestStatusEnded(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	c := startCandidate(t, storeName, "k", "node-1", statusTTL)
+	leaderOf(t, []*testCandidate{c})
+	h, err := memory.Open(storeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	if err := leadership.EndElection(ctx, h, "k"); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "k")
+	if code != exitEnded || !strings.HasSuffix(out, " - 1\n") || !strings.Contains(errOut, `leadership: status: the election at key "k" was ended`) {
+		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, exitEnded, out, errOut)
+	}
+}
+
+// TestStatusForeignValue checks that a value status cannot read is a
+// runtime error, not "no leader".
+func TestStatusForeignValue(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	h, err := memory.Open(storeName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if err := h.Put(t.Context(), "k", []byte("some other program's value"), nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "k")
+	if code != exitFailure || out != "" || !strings.Contains(errOut, "not an election record") {
+		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
