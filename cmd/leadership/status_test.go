@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership"
 	"github.com/leadership-go/leadership/store/memory"
 )
@@ -112,24 +113,63 @@ func TestStatusRecordNeverRenewed(t *testing.T) {
 	}
 }
 
+// readSignal wraps the store status opens: reads is sent a value after
+// each Get returns.
+type readSignal struct {
+	store.Store
+	reads chan struct{}
+}
+
+func (r *readSignal) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
+	p, err := r.Store.Get(ctx, key, opts)
+	select {
+	case r.reads <- struct{}{}:
+	default:
+	}
+	return p, err
+}
+
+// signalReads makes the stores the commands open signal every read on the
+// returned channel (buffered: one pending signal).
+func signalReads(t *testing.T) <-chan struct{} {
+	t.Helper()
+	reads := make(chan struct{}, 1)
+	old := openStoreFunc
+	openStoreFunc = func(ctx context.Context, url string) (store.Store, error) {
+		kv, err := old(ctx, url)
+		if err != nil {
+			return nil, err
+		}
+		return &readSignal{Store: kv, reads: reads}, nil
+	}
+	t.Cleanup(func() { openStoreFunc = old })
+	return reads
+}
+
 // TestStatusSeesTakeover checks that a write seen while status waits
-// confirms the leader it names: a new term begun by another candidate.
+// confirms the leader it names: a new term begun by another candidate
+// after status found a holder that does not renew.
 func TestStatusSeesTakeover(t *testing.T) {
+	reads := signalReads(t)
 	storeURL, storeName := memoryURL(t)
 	h, err := memory.Open(storeName)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer h.Close()
-	// A holder that never renews, with a lease long enough that status is
-	// still waiting when the record is replaced.
+	// A lease long enough that status is still waiting when the record is
+	// replaced.
 	rec := `{"v":1,"leader":"ghost","id":"0123","term":7,"seq":3,"ttl_ms":60000,"gen":0,"LastIndex":"0.7.3.x"}`
 	if err := h.Put(t.Context(), "k", []byte(rec), nil); err != nil {
 		t.Fatal(err)
 	}
 	p := startInProcess(t.Context(), t, "status", "--store", storeURL, "--key", "k")
+	select {
+	case <-reads: // status has read the ghost's record
+	case <-time.After(30 * time.Second):
+		t.Fatal("status did not read the election")
+	}
 	next := `{"v":1,"leader":"node-2","id":"4567","term":8,"seq":0,"ttl_ms":60000,"gen":0,"LastIndex":"0.8.0.y"}`
-	time.Sleep(20 * time.Millisecond) // usually after status's first read; either order must report node-2
 	if err := h.Put(t.Context(), "k", []byte(next), nil); err != nil {
 		t.Fatal(err)
 	}
