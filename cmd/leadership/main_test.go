@@ -128,7 +128,7 @@ func TestHelp(t *testing.T) {
 			"--restart", "LEADERSHIP_TOKEN", "LEADERSHIP_LEADER", "LEADERSHIP_TERM_STARTED", "margin = grace + min(TTL/10, 500ms)",
 			"SIGKILL", "127  COMMAND could not be found", "4  the election was ended"},
 		"follow": {"--json", "TIME LEADER TERM", `"-"`, "4  the election was ended"},
-		"status": {"--json", "3  the election has no leader"},
+		"status": {"--json", "3  the election has no leader", "4  the election was ended", "5  unconfirmed", "the leader's TTL"},
 		"proxy":  {"--listen ADDR", "$LEADERSHIP_LISTEN", "--health-path PATH", `(default "/.leadership/health")`, "Retry-After: 1", "502", "Upgrade", "4  the election was ended"},
 		"end":    {"EndElection"},
 	} {
@@ -143,7 +143,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	_, out, _ := runCLI(t, "--help")
-	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "3  status: the election has no leader", "4  follow, proxy, run"} {
+	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "3  status: the election has no leader", "4  follow, proxy, run", "5  status: unconfirmed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("usage lacks %q:\n%s", want, out)
 		}
