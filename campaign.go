@@ -22,6 +22,8 @@ type campaign struct {
 
 	uncertain    bool          // an acquire may have landed without us knowing
 	holdoffUntil time.Duration // after resigning, leave a free record to others until then
+	conflicts    int           // compare-and-swaps failed in a row with no new state seen
+	confirmed    *store.KVPair // our last write the store confirmed, as stored
 }
 
 // holding is a term this candidate wrote into the record.
@@ -163,12 +165,18 @@ func (e *campaign) acquireAt() time.Duration {
 func (e *campaign) acquireAtRecord() time.Duration {
 	s := e.cur
 	switch {
+	case s.kind == snapMissing && !e.seen:
+		// Never saw a record: the store may have lost one whose holder
+		// still acts (WithMissingKeyWait).
+		return max(e.holdoffUntil, e.seenAt+e.cfg.missingKeyWait)
 	case s.kind == snapMissing:
 		return e.holdoffUntil
 	case s.kind == snapForeign:
 		return e.seenAt + max(e.c.ttl, s.rec.ttl())
-	case s.rec.ID == e.id:
-		return 0 // ours from an earlier term or an uncertain acquire
+	case s.rec.ID == e.id && e.confirmedStill(s):
+		// Exactly our last confirmed write: no one wrote since, so no one
+		// else can have led since it was confirmed.
+		return 0
 	case s.rec.free() && s.rec.ttl() == 0:
 		return e.holdoffUntil
 	default:
@@ -181,6 +189,16 @@ func (e *campaign) acquireAtRecord() time.Duration {
 		}
 		return at
 	}
+}
+
+// confirmedStill reports whether s is our last confirmed write, under the
+// same index. Any other record naming us (a write of ours that the store
+// applied late, perhaps over someone else's record after an index was
+// reused, or a record restored from a backup) is waited out like anyone
+// else's.
+func (e *campaign) confirmedStill(s snapshot) bool {
+	c := e.confirmed
+	return c != nil && s.pair != nil && s.pair.LastIndex == c.LastIndex && bytes.Equal(s.pair.Value, c.Value)
 }
 
 // nextWake is when step next has something to do.
@@ -210,7 +228,7 @@ func (e *campaign) nextWake() time.Duration {
 func (e *campaign) put(op string, parent context.Context, next *record, prev *store.KVPair) (pair *store.KVPair, conflict bool, err error) {
 	ctx, cancel := e.reqCtx(parent)
 	value := next.stamp()
-	ok, pair, err := e.client.AtomicPut(ctx, e.key, value, prev, nil)
+	ok, pair, err := casKey(ctx, e.client, e.key, value, prev)
 	cancel()
 	switch {
 	case err == nil && ok:
@@ -248,29 +266,50 @@ func (e *campaign) acquire() {
 		e.needRead = true
 		e.failed(err)
 	case conflict:
-		e.needRead = true
+		e.conflicted()
 	default:
 		e.succeeded()
 		e.won(next, pair, sent)
 	}
 }
 
+// conflicted notes a compare-and-swap that failed because the key changed:
+// a read must say how. Conflicts that keep coming while no read shows a new
+// state (a store that misbehaves) are retried with a growing backoff, never
+// in a tight loop; a leader's still come in time for its deadline.
+func (e *campaign) conflicted() {
+	e.needRead = true
+	e.conflicts++
+	if e.conflicts < 3 {
+		return
+	}
+	wait := min(e.cfg.retryMin<<min(e.conflicts-3, 20), e.cfg.retryMax)
+	if h := e.hold; h != nil {
+		left := time.Duration(h.lease.deadline.Load()) - e.clock()
+		wait = min(wait, max(left/4, time.Millisecond))
+	}
+	e.retryAt = max(e.retryAt, e.clock()+wait)
+}
+
 // won starts the term whose acquire was sent at sent.
 func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	e.wrote(rec, pair)
+	e.confirmed = pair
 	e.uncertain = false
 	deadline := sent + e.c.ttl - e.cfg.safetyMargin
 	if e.clock() >= deadline {
 		return // too slow to be of use: the record is ours, a new term starts at once
 	}
+	t := Term{Token: rec.Term, Name: e.c.node, Began: time.Now()}
+	l := e.c.startLease(e.ctx, t, deadline)
+	if l == nil {
+		return // stopped meanwhile: no term; finish releases the record
+	}
 	if !e.watch.running() {
 		e.watchAt = 0
 	}
-	t := Term{Token: rec.Term, Name: e.c.node, Began: time.Now()}
-	now := e.clock()
-	e.hold = &holding{rec: rec, pair: pair, renewDue: sent + e.cfg.renewInterval, unconfirmed: -1,
-		relinquishAt: e.relinquishTime(now)}
-	e.hold.lease = e.c.startLease(e.ctx, t, deadline)
+	e.hold = &holding{rec: rec, pair: pair, lease: l, renewDue: sent + e.cfg.renewInterval, unconfirmed: -1,
+		relinquishAt: e.relinquishTime(e.clock())}
 	e.publish()
 }
 
@@ -294,10 +333,12 @@ func (e *campaign) renew() {
 	case conflict:
 		// Someone else wrote, or an earlier renewal of ours landed late:
 		// the read decides (observe).
-		e.needRead = true
 		h.renewDue = 0
+		e.conflicted()
 	default:
 		e.succeeded()
+		e.conflicts = 0
+		e.confirmed = pair
 		h.rec, h.pair = next, pair
 		e.confirm(h)
 		h.renewDue = sent + e.cfg.renewInterval
@@ -364,13 +405,17 @@ func (e *campaign) releaseUnder(ctx context.Context) bool {
 // observe takes a state of the key from a read or a watch event and acts on
 // what it means for this candidate.
 func (e *campaign) observe(s snapshot, fromWatch bool) {
+	if h := e.hold; h != nil && !fromWatch && s.kind == snapRecord && s.rec.Token == h.rec.Token {
+		h.pair = s.pair // our record, perhaps stored again under another index
+	}
 	if !e.adopt(s, fromWatch) {
 		return
 	}
+	e.conflicts = 0
 	if h := e.hold; h != nil {
-		if s.kind == snapRecord && s.rec.ID == e.id && s.rec.Term == h.rec.Term && s.rec.Gen == h.rec.Gen {
+		if e.lateWriteOfOurs(s) {
 			// A write of ours we had not seen confirmed.
-			h.rec, h.pair = s.rec, s.pair
+			h.rec, h.pair, e.confirmed = s.rec, s.pair, s.pair
 			if e.c.lead.Load() == h.lease {
 				e.confirm(h)
 				h.renewDue = min(h.renewDue, e.clock()+e.cfg.renewInterval)
@@ -381,6 +426,16 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 		}
 	}
 	e.publish()
+}
+
+// lateWriteOfOurs reports whether s is the one write of the held term that
+// this candidate may have sent without seeing it confirmed: the next in its
+// sequence. A record of its term with an older sequence is the store gone
+// back in time (restored from a backup), never a write to trust.
+func (e *campaign) lateWriteOfOurs(s snapshot) bool {
+	h := e.hold
+	return s.kind == snapRecord && !e.rewound && s.rec.ID == e.id && s.rec.Gen == h.rec.Gen &&
+		s.rec.Term == h.rec.Term && s.rec.Seq == h.rec.Seq+1
 }
 
 // publish updates the candidate's status from what it knows.

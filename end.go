@@ -30,7 +30,7 @@ func endElection(ctx context.Context, client store.Store, key string) (*store.KV
 		return nil, 0, ErrEmptyKey
 	}
 	for {
-		pair, err := client.Get(ctx, key, &store.ReadOptions{Consistent: true})
+		pair, err := getKey(ctx, client, key)
 		next := record{Gen: 1, Ended: true}
 		switch {
 		case errors.Is(err, store.ErrKeyNotFound):
@@ -51,12 +51,12 @@ func endElection(ctx context.Context, client store.Store, key string) (*store.KV
 			}
 		}
 		value := next.stamp()
-		ok, stored, err := client.AtomicPut(ctx, key, value, pair, nil)
+		ok, stored, err := casKey(ctx, client, key, value, pair)
 		switch {
 		case err == nil && ok:
 			if stored == nil || !bytes.Equal(stored.Value, value) {
 				// The store did not return our write: read it back.
-				if stored, err = client.Get(ctx, key, &store.ReadOptions{Consistent: true}); err != nil {
+				if stored, err = getKey(ctx, client, key); err != nil {
 					return nil, 0, &StoreError{Op: "end", Key: key, Err: err}
 				}
 			}
@@ -99,7 +99,7 @@ func DeleteElection(ctx context.Context, client store.Store, key string) error {
 			t.Stop()
 			return &StoreError{Op: "delete", Key: normalizeKey(key), Err: ctx.Err()}
 		}
-		ok, err := client.AtomicDelete(ctx, normalizeKey(key), ended)
+		ok, err := casDelete(ctx, client, normalizeKey(key), ended)
 		switch {
 		case err == nil && ok, errors.Is(err, store.ErrKeyNotFound):
 			return nil

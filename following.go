@@ -13,6 +13,7 @@ type following struct {
 	f         *Follower
 	expired   bool // the current holder's lease ran out unrenewed
 	checked   bool // a read showed the current holder still unrenewed
+	lateWrite bool // one write of the expired term was seen since it expired
 	published bool
 }
 
@@ -82,10 +83,12 @@ func (e *following) step() error {
 	// Before that, a read confirms whether a lease that looks unrenewed
 	// really is (a watch may have missed the renewal); it must answer
 	// before the expiry to count.
+	// Every read is abandoned at the expiry, so that a slow or hung store
+	// never keeps a gone leader named.
 	checking := e.held() && !e.expired && !e.checked && now >= e.checkAt()
 	if now >= e.retryAt && (e.pollDue(now) || checking) {
 		deadline := never
-		if checking {
+		if e.held() && !e.expired {
 			deadline = e.expiresAt()
 		}
 		if s, ok := e.readBy(deadline); ok {
@@ -133,11 +136,29 @@ func (e *following) nextWake() time.Duration {
 }
 
 func (e *following) observe(s snapshot, fromWatch bool) {
+	prev := e.cur
 	if !e.adopt(s, fromWatch) {
 		return
 	}
-	e.expired, e.checked = false, false
+	e.checked = false
+	if e.expired && !e.lateWrite && sameTerm(prev, e.cur) {
+		// A write of a term already declared gone may be one its holder sent
+		// before it stepped down, applied late by the store (a paused
+		// server): it proves nothing. The holder is named again only once a
+		// further write of the term shows it renewing, which it does only
+		// while it leads.
+		e.lateWrite = true
+		return
+	}
+	e.expired, e.lateWrite = false, false
 	e.publish()
+}
+
+// sameTerm reports whether two snapshots show the same holder in the same
+// term of the same election.
+func sameTerm(a, b snapshot) bool {
+	return a.kind == snapRecord && b.kind == snapRecord && !a.rec.free() &&
+		a.rec.ID == b.rec.ID && a.rec.Term == b.rec.Term && a.rec.Gen == b.rec.Gen
 }
 
 // publish reports the leader if it changed (the first call always does).

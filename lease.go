@@ -31,13 +31,19 @@ type lease struct {
 }
 
 // startLease makes the candidate leader for term until deadline. It is
-// called by the engine only.
+// called by the engine only, and returns nil, starting nothing, once parent
+// has ended: a term never begins after Stop or a cancel.
 func (c *Candidate) startLease(parent context.Context, t Term, deadline time.Duration) *lease {
 	ctx, cancel := context.WithCancel(parent)
 	t.ctx = ctx
 	l := &lease{term: t, extended: make(chan struct{}, 1), cancel: cancel}
 	l.deadline.Store(int64(deadline))
 	c.leadMu.Lock()
+	if parent.Err() != nil {
+		c.leadMu.Unlock()
+		cancel()
+		return nil
+	}
 	c.lead.Store(l)
 	c.elected.push(true)
 	if q := c.terms.Load(); q != nil {

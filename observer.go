@@ -21,8 +21,10 @@ type observer struct {
 	ctx    context.Context
 	clock  func() time.Duration
 
-	gen      uint64        // the election generation joined at the start
+	gen      uint64        // the election generation joined
+	genKnown bool          // gen was taken from a record (not joined while the key was missing)
 	seen     bool          // a record of this election has been seen
+	high     record        // the newest record seen, even if the store went back since
 	maxTerm  uint64        // the highest term seen, so tokens grow even if the store forgets
 	cur      snapshot      // latest known state of the key
 	seenAt   time.Duration // when cur was first seen
@@ -64,7 +66,8 @@ func (o *observer) begin() error {
 	o.cur, o.seenAt, o.lastRead = s, o.clock(), o.clock()
 	o.maxTerm = s.rec.Term
 	if s.kind == snapRecord {
-		o.gen, o.seen = s.rec.Gen, true
+		o.gen, o.genKnown = s.rec.Gen, true
+		o.noteRecord(s.rec)
 	}
 	o.warnForeign()
 	o.openWatch()
@@ -90,7 +93,7 @@ func (o *observer) reqCtx(parent context.Context) (context.Context, context.Canc
 func (o *observer) read(parent context.Context) (snapshot, error) {
 	ctx, cancel := o.reqCtx(parent)
 	defer cancel()
-	pair, err := o.client.Get(ctx, o.key, &store.ReadOptions{Consistent: true})
+	pair, err := getKey(ctx, o.client, o.key)
 	switch {
 	case errors.Is(err, store.ErrKeyNotFound):
 		return snapshot{kind: snapMissing}, nil
@@ -104,8 +107,17 @@ func (o *observer) read(parent context.Context) (snapshot, error) {
 // reports whether it did. A watch saying the key is gone is only a hint: a
 // read must confirm it.
 func (o *observer) adopt(s snapshot, fromWatch bool) bool {
-	if fromWatch && s.kind == snapMissing {
-		o.needRead = o.needRead || o.seen
+	if fromWatch && o.stale(s) {
+		o.needRead = true
+		return false
+	}
+	if fromWatch && s.kind == snapRecord && o.seen && s.rec.Token == o.high.Token {
+		return false
+	}
+	if !fromWatch && o.rewritten(s) {
+		// The same write stored again (a sync tool, a re-created node):
+		// not a new state, but the next compare-and-swap needs its index.
+		o.cur.pair = s.pair
 		return false
 	}
 	if !fromWatch && o.wentBack(s) {
@@ -118,16 +130,58 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 	o.cur, o.seenAt, o.rewound = s, o.clock(), false
 	o.maxTerm = max(o.maxTerm, s.rec.Term)
 	if s.kind == snapRecord {
-		o.seen = true
+		o.noteRecord(s.rec)
 	}
 	o.warnForeign()
 	return true
 }
 
+// stale reports whether a watch event may show a state older than one
+// already seen, so that only a read can tell: a delete (some backends
+// report one for an expired or wiped key), or a record no newer than the
+// newest one seen (a late or repeated event, perhaps from before the store
+// lost its data). The read that follows decides.
+func (o *observer) stale(s snapshot) bool {
+	if o.rewound {
+		// A read showed the store gone back in time: an event may still
+		// carry a state from before, which must not undo what the read saw.
+		return s.kind != snapForeign
+	}
+	switch s.kind {
+	case snapMissing:
+		return o.seen
+	case snapRecord:
+		// The newest record itself, repeated, tells nothing new.
+		return o.seen && !s.rec.newerThan(&o.high) && s.rec.Token != o.high.Token
+	}
+	return false
+}
+
+// rewritten reports whether a read shows the current record stored again
+// with identical content but another index.
+func (o *observer) rewritten(s snapshot) bool {
+	return s.kind == snapRecord && o.cur.kind == snapRecord && s.rec.Token == o.cur.rec.Token &&
+		s.pair.LastIndex != o.cur.pair.LastIndex
+}
+
+// noteRecord takes note of a record seen as the current state: the newest
+// record, and the generation for an observer that joined while the key was
+// missing or saw the store go back to it.
+func (o *observer) noteRecord(r record) {
+	if !o.seen || r.newerThan(&o.high) {
+		o.high = r
+	}
+	o.seen = true
+	if !o.genKnown && !r.Ended {
+		o.gen, o.genKnown = r.Gen, true
+	}
+}
+
 // wrote makes a record this process wrote, as stored, the current state.
 func (o *observer) wrote(rec record, pair *store.KVPair) {
-	o.cur, o.seenAt, o.seen, o.rewound = snapshot{kind: snapRecord, pair: pair, rec: rec}, o.clock(), true, false
+	o.cur, o.seenAt, o.rewound = snapshot{kind: snapRecord, pair: pair, rec: rec}, o.clock(), false
 	o.maxTerm = max(o.maxTerm, rec.Term)
+	o.noteRecord(rec)
 }
 
 // wentBack reports whether a read shows the store older than what was
@@ -168,6 +222,13 @@ func (o *observer) goBack(s snapshot) {
 		"term", o.cur.rec.Term, "now", s.rec.Term)
 	o.cur, o.seenAt, o.rewound = s, o.clock(), true
 	o.maxTerm = max(o.maxTerm, s.rec.Term)
+	// The generation counts from what the store shows now, so that records
+	// written after the loss by those who never saw the older ones do not
+	// look like a later election.
+	o.genKnown = false
+	if s.kind == snapRecord && !s.rec.Ended {
+		o.gen, o.genKnown = s.rec.Gen, true
+	}
 }
 
 // leader is the name of the current holder as far as the observer knows,
@@ -232,7 +293,7 @@ func (o *observer) readBy(deadline time.Duration) (snapshot, bool) {
 
 // openWatch (re)opens the watch; on failure it is retried later.
 func (o *observer) openWatch() {
-	err := o.watch.start(o.ctx)
+	err := o.watch.start(o.ctx, o.cfg.requestTimeout)
 	if err == nil {
 		return
 	}

@@ -23,11 +23,14 @@ type keyWatch struct {
 // running reports whether a watch is open.
 func (w *keyWatch) running() bool { return w.events != nil }
 
-// start opens the watch under parent. A failure leaves it stopped.
-func (w *keyWatch) start(parent context.Context) error {
+// start opens the watch under parent; the call is abandoned after timeout.
+// A failure leaves it stopped.
+func (w *keyWatch) start(parent context.Context, timeout time.Duration) error {
 	w.stop()
 	ctx, cancel := context.WithCancel(parent)
-	ch, err := w.client.Watch(ctx, w.key, nil)
+	callCtx, callDone := context.WithTimeout(parent, timeout)
+	ch, err := watchKey(callCtx, ctx, cancel, w.client, w.key)
+	callDone()
 	if err != nil {
 		cancel()
 		return err

@@ -1,0 +1,193 @@
+package leadership
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/memory"
+)
+
+// faultStore is a memory store handle whose calls a test can make
+// misbehave, one fault at a time, for the regression tests of the safety
+// issue. The simulator (sim*_test.go) injects the same faults at random.
+type faultStore struct {
+	*memory.Store
+
+	hangGets   atomic.Bool  // Get blocks, ignoring its context, until release
+	hangPuts   atomic.Bool  // AtomicPut blocks, ignoring its context, until release
+	holdPuts   atomic.Bool  // AtomicPut answers ctx's error, and is applied at applyHeld
+	failGets   atomic.Bool  // Get fails with ErrNotReachable
+	applyLate  atomic.Bool  // AtomicPut waits for ctx to end, then applies and reports success
+	watchDelay atomic.Int64 // watch events carrying a value arrive this much later
+	calls      atomic.Int64 // every call
+	cutAfter   atomic.Bool  // after a conflicting write, the next read is the last call that works
+	conflicted atomic.Bool
+
+	mu       sync.Mutex
+	released chan struct{}
+	held     []func()
+}
+
+func newFaultStore(t *testing.T, name string) *faultStore {
+	t.Helper()
+	h, err := memory.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &faultStore{Store: h, released: make(chan struct{})}
+	t.Cleanup(func() {
+		s.release()
+		_ = h.Close()
+	})
+	return s
+}
+
+// release ends every hang; later calls no longer hang.
+func (s *faultStore) release() {
+	s.hangGets.Store(false)
+	s.hangPuts.Store(false)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	select {
+	case <-s.released:
+	default:
+		close(s.released)
+	}
+}
+
+// applyHeld applies the writes held so far, in order, as a server that
+// resumes applies what it had queued.
+func (s *faultStore) applyHeld() {
+	s.mu.Lock()
+	held := s.held
+	s.held = nil
+	s.mu.Unlock()
+	for _, apply := range held {
+		apply()
+	}
+}
+
+func (s *faultStore) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
+	s.calls.Add(1)
+	if s.failGets.Load() {
+		return nil, store.ErrNotReachable
+	}
+	if s.hangGets.Load() {
+		<-s.released
+	}
+	p, err := s.Store.Get(ctx, key, opts)
+	if s.conflicted.Load() {
+		s.Disconnect()
+	}
+	return p, err
+}
+
+func (s *faultStore) AtomicPut(ctx context.Context, key string, value []byte, prev *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
+	s.calls.Add(1)
+	switch {
+	case s.hangPuts.Load():
+		<-s.released
+	case s.holdPuts.Load():
+		s.mu.Lock()
+		s.held = append(s.held, func() { _, _, _ = s.Store.AtomicPut(context.Background(), key, value, prev, opts) })
+		s.mu.Unlock()
+		<-ctx.Done()
+		return false, nil, ctx.Err()
+	case s.applyLate.Load():
+		<-ctx.Done()
+		return s.Store.AtomicPut(context.Background(), key, value, prev, opts)
+	}
+	ok, p, err := s.Store.AtomicPut(ctx, key, value, prev, opts)
+	if s.cutAfter.Load() && isConflict(err) {
+		s.conflicted.Store(true)
+	}
+	return ok, p, err
+}
+
+// Watch delays the events that carry a value by watchDelay; deletes pass at
+// once, so a read can show a change before a late event arrives.
+func (s *faultStore) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
+	s.calls.Add(1)
+	in, err := s.Store.Watch(ctx, key, opts)
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *store.KVPair)
+	var wg sync.WaitGroup
+	send := func(p *store.KVPair) {
+		select {
+		case out <- p:
+		case <-ctx.Done():
+		}
+	}
+	go func() {
+		defer close(out)
+		defer wg.Wait()
+		for p := range in {
+			d := time.Duration(s.watchDelay.Load())
+			if d == 0 || p == nil || len(p.Value) == 0 {
+				send(p)
+				continue
+			}
+			wg.Go(func() {
+				t := time.NewTimer(d)
+				defer t.Stop()
+				select {
+				case <-t.C:
+					send(p)
+				case <-ctx.Done():
+				}
+			})
+		}
+	}()
+	return out, nil
+}
+
+// simName is a memory backend name of its own for one synctest bubble.
+func simName(prefix string) string { return fmt.Sprintf("%s-%d", prefix, storeSeq.Add(1)) }
+
+// termSpan records when a term began and ended on the bubble's clock.
+type termSpan struct {
+	token      uint64
+	began, end time.Time
+	done       chan struct{}
+}
+
+// spanOf follows term until it ends.
+func spanOf(term Term) *termSpan {
+	s := &termSpan{token: term.Token, began: term.Began, done: make(chan struct{})}
+	go func() {
+		<-term.Context().Done()
+		s.end = time.Now()
+		close(s.done)
+	}()
+	return s
+}
+
+// leadsSoon waits (in bubble time) until c leads a term above floor.
+func leadsSoon(t *testing.T, c *Candidate, floor uint64, within time.Duration) Term {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		if term, ok := c.CurrentTerm(); ok && term.Token > floor {
+			return term
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	t.Fatalf("%s did not lead a term above %d within %v", c.node, floor, within)
+	return Term{}
+}
+
+// runCandidate starts c and stops it when the test ends.
+func runCandidate(t *testing.T, c *Candidate) {
+	t.Helper()
+	if _, _, err := c.RunForElection(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+}

@@ -1,0 +1,345 @@
+package leadership
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leadership-go/leadership/store/memory"
+)
+
+// Regression tests for the schedules of the safety issue, each exact under
+// testing/synctest on the memory store. The simulator drives the same
+// faults at random; these pin each one down by name.
+
+// 1. Something stores the record again with identical bytes (a sync tool, a
+// re-created node): the leader keeps its term, with no storm of calls.
+func TestIdenticalRewriteDoesNotLivelock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("rewrite")
+		ha, hb := newFaultStore(t, name), newFaultStore(t, name)
+		a := NewCandidate(ha, "k", "a", ttl)
+		runCandidate(t, a)
+		term := leadsSoon(t, a, 0, time.Second)
+		span := spanOf(term)
+		b := NewCandidate(hb, "k", "b", ttl)
+		runCandidate(t, b)
+
+		other, _ := memory.Open(name)
+		defer other.Close()
+		for range 5 {
+			time.Sleep(ttl / 2)
+			p, err := other.Get(context.Background(), "k", nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := other.Put(context.Background(), "k", p.Value, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		before := ha.calls.Load() + hb.calls.Load()
+		time.Sleep(2 * ttl)
+		if cur, ok := a.CurrentTerm(); !ok || cur.Token != term.Token {
+			t.Fatalf("a lost its term to identical rewrites: %+v %v", cur, ok)
+		}
+		select {
+		case <-span.done:
+			t.Fatal("a's term ended")
+		default:
+		}
+		// Two candidates, 2 TTLs: about 6 renewals, polls and watch
+		// events. A livelock makes hundreds of thousands.
+		if calls := ha.calls.Load() + hb.calls.Load() - before; calls > 60 {
+			t.Fatalf("%d store calls in 2 TTLs", calls)
+		}
+	})
+}
+
+// 2. The store is restored from a backup taken during the leader's own term
+// (same holder and term, lower seq). The leader steps down at the read that
+// shows it, and never overlaps the waiter that saw the restore first.
+func TestRestoreOfLeadersOwnTermStepsDown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second // renewals every second
+		name := simName("restore-own")
+		ha, hb := newFaultStore(t, name), newFaultStore(t, name)
+		ha.watchDelay.Store(int64(ttl)) // a learns of the restore by its renewal
+		a := NewCandidate(ha, "k", "a", ttl)
+		runCandidate(t, a)
+		term := leadsSoon(t, a, 0, time.Second)
+		span := spanOf(term)
+		// b reads often, so it sees the restore well before a does.
+		b := NewCandidate(hb, "k", "b", ttl, WithPollInterval(100*time.Millisecond))
+		runCandidate(t, b)
+
+		other, _ := memory.Open(name)
+		defer other.Close()
+		at := func(d time.Duration) { time.Sleep(time.Until(span.began.Add(d))) }
+		at(ttl / 6)
+		backup, err := other.Get(context.Background(), "k", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at(2*ttl/3 + 50*time.Millisecond) // just after a's second renewal
+		if err := other.Put(context.Background(), "k", backup.Value, nil); err != nil {
+			t.Fatal(err)
+		}
+		// a's third renewal conflicts and its read shows the restore; a is
+		// cut off right after.
+		ha.cutAfter.Store(true)
+		<-span.done
+		bt := leadsSoon(t, b, term.Token, 3*ttl)
+		if bt.Began.Before(span.end) {
+			t.Fatalf("two leaders: a led term %d until %v, b term %d from %v",
+				term.Token, span.end.Sub(span.began), bt.Token, bt.Began.Sub(span.began))
+		}
+	})
+}
+
+// 3. After a read showed the key gone (the store lost its data), a late
+// watch event carrying the record from before the loss must not bring the
+// old leader back to a follower.
+func TestLateWatchEventDoesNotUndoDataLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("late-event")
+		ha, hb, hf := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
+		a := NewCandidate(ha, "k", "a", ttl)
+		runCandidate(t, a)
+		leadsSoon(t, a, 0, time.Second)
+		hf.watchDelay.Store(int64(1500 * time.Millisecond))
+		f := NewFollower(hf, "k")
+		leaders, _, err := f.FollowElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Stop()
+		if got := <-leaders; got != "a" {
+			t.Fatalf("first value %q", got)
+		}
+		time.Sleep(10*ttl/3 + 100*time.Millisecond) // just after a renewal
+		memory.LoseData(name)
+		a.Stop()
+		if got := <-leaders; got != "" {
+			t.Fatalf("after the loss: %q", got)
+		}
+		// b joins and leads once the lost holder's lease surely ended.
+		b := NewCandidate(hb, "k", "b", ttl, WithMissingKeyWait(ttl))
+		runCandidate(t, b)
+		if got := <-leaders; got != "b" {
+			t.Fatalf("after \"\", the follower named %q, want b", got)
+		}
+	})
+}
+
+// 4a. A follower drops a vanished leader at its expiry even when its own
+// read hangs and ignores its context (raw kvtools Consul and ZooKeeper).
+func TestFollowerExpiryDoesNotWaitForHungRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("hung-read")
+		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
+		a := NewCandidate(ha, "k", "a", ttl)
+		runCandidate(t, a)
+		leadsSoon(t, a, 0, time.Second)
+		f := NewFollower(hf, "k")
+		leaders, _, err := f.FollowElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Stop()
+		if got := <-leaders; got != "a" {
+			t.Fatalf("first value %q", got)
+		}
+		time.Sleep(ttl / 3) // a renews now
+		synctest.Wait()
+		gone := time.Now()
+		ha.Disconnect() // a vanishes...
+		hf.hangGets.Store(true)
+		if got := <-leaders; got != "" { // ...and every read of f hangs
+			t.Fatalf("after the vanish: %q", got)
+		}
+		if got, want := time.Since(gone), ttl-ttl/10; got > want {
+			t.Fatalf("named the vanished leader for %v, want at most %v", got, want)
+		}
+	})
+}
+
+// 4b. A renewal the leader sent before the store paused, applied after the
+// leader stepped down, does not bring it back to a follower that had
+// dropped it: only a new write shows a leader alive.
+func TestFollowerIgnoresLateRenewalOfExpiredTerm(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("late-renewal")
+		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
+		a := NewCandidate(ha, "k", "a", ttl)
+		runCandidate(t, a)
+		term := leadsSoon(t, a, 0, time.Second)
+		span := spanOf(term)
+		f := NewFollower(hf, "k")
+		if _, _, err := f.FollowElection(); err != nil {
+			t.Fatal(err)
+		}
+		defer f.Stop()
+		obs := f.Observations()
+		if o := <-obs; o.Leader != "a" {
+			t.Fatalf("first observation %+v", o)
+		}
+		ha.holdPuts.Store(true) // a's renewals hang and are applied later
+		ha.failGets.Store(true)
+		<-span.done
+		if o := <-obs; o.Leader != "" {
+			t.Fatalf("after a's deadline: %+v", o)
+		}
+		time.Sleep(ttl)
+		ha.holdPuts.Store(false)
+		ha.applyHeld() // the first held renewal lands now
+		ha.failGets.Store(false)
+		for {
+			o := <-obs
+			if o.Leader == "" {
+				continue
+			}
+			if o.Leader != "a" || o.Term <= term.Token {
+				t.Fatalf("the follower named %+v after a's term %d ended", o, term.Token)
+			}
+			synctest.Wait() // a handles the store's answer
+			if _, ok := a.CurrentTerm(); !ok {
+				t.Fatalf("the follower named a for term %d before a led it", o.Term)
+			}
+			return
+		}
+	})
+}
+
+// 5. Stop returns within a bound when the store's writes hang and ignore
+// their context; the leader still stepped down at its deadline.
+func TestStopReturnsWhenWritesHang(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		h := newFaultStore(t, simName("hung-write"))
+		a := NewCandidate(h, "k", "a", ttl)
+		if _, _, err := a.RunForElection(); err != nil {
+			t.Fatal(err)
+		}
+		term := leadsSoon(t, a, 0, time.Second)
+		span := spanOf(term)
+		h.hangPuts.Store(true)
+		<-span.done
+		if got, want := span.end.Sub(span.began), ttl-ttl/10; got > want {
+			t.Fatalf("stepped down after %v, deadline %v", got, want)
+		}
+		start := time.Now()
+		a.Stop()
+		// The release is abandoned after the request timeout (TTL/3) and
+		// the watch given as long to close.
+		if got, bound := time.Since(start), 2*ttl/3+time.Second; got > bound {
+			t.Fatalf("Stop took %v, bound %v", got, bound)
+		}
+	})
+}
+
+// 6. An acquire that the store applies after the candidate was stopped
+// starts no term: no callback, no true on the elected channel.
+func TestNoTermStartsAfterStop(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := newFaultStore(t, simName("late-acquire"))
+		h.applyLate.Store(true) // applied, and said so, once the caller gave up
+		a := NewCandidate(h, "k", "a", 3*time.Second)
+		elected, _, err := a.RunForElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if <-elected {
+			t.Fatal("first value true")
+		}
+		synctest.Wait() // the acquire waits in the store
+		a.Stop()
+		for v := range elected {
+			if v {
+				t.Fatal("elected after Stop")
+			}
+		}
+		var started int
+		b := NewCandidate(h, "k2", "b", 3*time.Second)
+		ctx, cancel := context.WithCancel(context.Background())
+		go func() {
+			synctest.Wait()
+			cancel()
+		}()
+		err = b.Run(ctx, Callbacks{OnStartedLeading: func(context.Context, Term) { started++ }})
+		if err != nil || started != 0 {
+			t.Fatalf("Run: %v, %d terms started after the cancel", err, started)
+		}
+	})
+}
+
+// 7. A participant that joined while the key was missing (here: after the
+// store lost its data) is not told the election ended when the leader of
+// before, whose generation it never saw, re-creates the key.
+func TestJoinedWhileMissingSurvivesOlderGeneration(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("joined-missing")
+		ha, hc, hf := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
+		if err := EndElection(context.Background(), ha, "k"); err != nil { // generation 1
+			t.Fatal(err)
+		}
+		a := NewCandidate(ha, "k", "a", ttl)
+		runCandidate(t, a)
+		term := leadsSoon(t, a, 0, time.Second)
+		ha.Disconnect() // so that f and c join while the key is missing
+		memory.LoseData(name)
+		f := NewFollower(hf, "k")
+		leaders, _, err := f.FollowElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Stop()
+		c := NewCandidate(hc, "k", "c", ttl, WithMissingKeyWait(ttl))
+		runCandidate(t, c)
+		if got := <-leaders; got != "" {
+			t.Fatalf("first value %q", got)
+		}
+		ha.Reconnect()
+		// a re-creates the key with its generation 1 and leads again.
+		leadsSoon(t, a, term.Token, 2*ttl)
+		if got := <-leaders; got != "a" {
+			t.Fatalf("follower named %q, want a", got)
+		}
+		time.Sleep(2 * ttl)
+		if errors.Is(f.Err(), ErrElectionEnded) || errors.Is(c.Err(), ErrElectionEnded) {
+			t.Fatalf("told the election ended: follower %v, candidate %v", f.Err(), c.Err())
+		}
+	})
+}
+
+// 8. A candidate that starts after the store lost its data, and so never
+// saw the leader of before, waits WithMissingKeyWait before it leads: it
+// never overlaps that leader, cut off but still within its lease.
+func TestMissingKeyWaitAfterDataLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("missing-wait")
+		ha, hb := newFaultStore(t, name), newFaultStore(t, name)
+		a := NewCandidate(ha, "k", "a", ttl)
+		runCandidate(t, a)
+		term := leadsSoon(t, a, 0, time.Second)
+		span := spanOf(term)
+		time.Sleep(ttl / 3) // a renews now
+		synctest.Wait()
+		ha.Disconnect()
+		memory.LoseData(name)
+		b := NewCandidate(hb, "k", "b", ttl, WithMissingKeyWait(ttl))
+		runCandidate(t, b)
+		bt := leadsSoon(t, b, 0, 2*ttl)
+		<-span.done
+		if bt.Began.Before(span.end) {
+			t.Fatalf("b led from %v, a until %v", bt.Began.Sub(span.began), span.end.Sub(span.began))
+		}
+	})
+}
