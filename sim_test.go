@@ -1,0 +1,923 @@
+package leadership
+
+// The seeded deterministic fault simulator: each seed runs in its own
+// testing/synctest bubble (exact virtual time), with 2-4 candidates and 1-3
+// followers on a memory store reached through fault-injecting wrappers
+// (simstore_test.go), while the driver below injects store-level faults and
+// participant churn in fault-heavy phases separated by calm ones, and the
+// checker (siminvariants_test.go) judges the invariants after every step.
+//
+//	go test -run 'TestSimulator' -v .                      # the CI share: 200 seeds
+//	go test -run 'TestSimulator' -sim.seed=N -v .          # replay one seed with its event log
+//	go test -run 'TestSimulator' -sim.seeds=5000 -sim.first=1000 .   # soak other seeds
+//
+// Every random choice comes from the seed (PCG streams per participant), so
+// a replay follows the same plan; the engine's own backoff jitter and
+// write tokens are not seeded, so a replay is close to, not always exactly,
+// the original run.
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/leadership-go/leadership/store/memory"
+)
+
+var (
+	simSeed      = flag.Uint64("sim.seed", 0, "simulator: replay this one seed with its full event log")
+	simSeeds     = flag.Int("sim.seeds", 200, "simulator: number of seeds to soak")
+	simFirst     = flag.Uint64("sim.first", 1, "simulator: first seed of the soak")
+	simTTLs      = flag.Int("sim.ttls", 500, "simulator: simulated TTLs (of the run's longest TTL) per seed")
+	simKeepGoing = flag.Bool("sim.keepgoing", false, "simulator: keep running a seed after its first violation")
+	simRealLimit = flag.Duration("sim.realtimeout", time.Minute, "simulator: real time after which a seed is declared stuck")
+)
+
+// simKey is the election key of every run.
+const simKey = "sim/election"
+
+// simTotals adds up the seeds' runs.
+type simTotals struct {
+	seeds                int
+	ttls                 float64
+	virtual              time.Duration
+	calls, terms, faults int
+	failed               []string
+}
+
+func TestSimulator(t *testing.T) {
+	seeds := make([]uint64, 0, *simSeeds)
+	if *simSeed != 0 {
+		seeds = append(seeds, *simSeed)
+	} else {
+		for i := range *simSeeds {
+			seeds = append(seeds, *simFirst+uint64(i))
+		}
+	}
+	var tot simTotals
+	began := time.Now()
+	for _, seed := range seeds {
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSimSeed(t, seed, &tot) })
+	}
+	t.Logf("simulator: %d seeds, %.0f simulated TTLs (%v virtual), %d store calls, %d terms, %d faults injected, %d seeds failed, %v real",
+		tot.seeds, tot.ttls, tot.virtual.Round(time.Second), tot.calls, tot.terms, tot.faults, len(tot.failed), time.Since(began).Round(time.Millisecond))
+	for _, f := range tot.failed {
+		t.Log("  " + f)
+	}
+}
+
+// runSimSeed runs one seed in its own bubble, under a real-time guard that
+// names the seed if the run gets stuck (a livelock that stops virtual time).
+func runSimSeed(t *testing.T, seed uint64, tot *simTotals) {
+	var current atomic.Pointer[simRun]
+	guard := time.AfterFunc(*simRealLimit, func() {
+		fmt.Fprintf(os.Stderr, "simulator: seed %d stuck for %v of real time; replay: go test -run 'TestSimulator' -sim.seed=%d -v .\n", seed, *simRealLimit, seed)
+		if r := current.Load(); r != nil {
+			fmt.Fprintln(os.Stderr, strings.Join(r.log.tail(), "\n"))
+		}
+		panic(fmt.Sprintf("simulator: seed %d stuck", seed))
+	})
+	defer guard.Stop()
+	synctest.Test(t, func(t *testing.T) {
+		r := newSimRun(t, seed)
+		current.Store(r)
+		r.run()
+		r.report(tot)
+	})
+}
+
+// simLog keeps a run's events: all of them printed live when replaying,
+// the last simLogTail otherwise.
+type simLog struct {
+	mu      sync.Mutex
+	t       *testing.T
+	verbose bool
+	ring    []string
+	next    int
+}
+
+const simLogTail = 60
+
+func (l *simLog) add(line string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.verbose {
+		l.t.Log(line)
+	}
+	if len(l.ring) < simLogTail {
+		l.ring = append(l.ring, line)
+		return
+	}
+	l.ring[l.next] = line
+	l.next = (l.next + 1) % simLogTail
+}
+
+// tail returns the last events, oldest first.
+func (l *simLog) tail() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append(append([]string(nil), l.ring[l.next:]...), l.ring[:l.next]...)
+}
+
+// simPhase is the part of the fault plan a run is in.
+type simPhase int
+
+const (
+	phaseFaulty simPhase = iota // faults injected
+	phaseDrain                  // faults off; waiting for hangs, late writes and admin calls to end
+	phaseCalm                   // nothing injected: liveness is checked
+)
+
+// simActor is one incarnation of a candidate or follower.
+type simActor struct {
+	kind       simKind
+	slot       int
+	label      string
+	w          *simWitness
+	h          *memory.Store
+	cand       *Candidate
+	fol        *Follower
+	ttl        time.Duration
+	reqTimeout time.Duration
+	cancel     context.CancelFunc
+	mode       string // how its channels are read: "run", "prompt", "slow", "absent"
+
+	mu  sync.Mutex
+	rng *rand.Rand
+
+	startFailed atomic.Bool
+	stopping    bool
+	healAt      time.Time // while partitioned
+}
+
+// between draws a duration in [lo, hi) from the actor's stream.
+func (a *simActor) between(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return lo + time.Duration(a.rng.Int64N(int64(hi-lo)))
+}
+
+func (a *simActor) chance(p float64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.rng.Float64() < p
+}
+
+// ready reports whether the actor's start has returned. Stop takes the
+// candidate's mutex, which Run holds across its first store read; a
+// goroutine blocked on a mutex is not durably blocked, so a Stop racing
+// with that read would freeze the bubble's clock. The driver stops only
+// ready actors.
+func (a *simActor) ready() bool {
+	return a.cand == nil || a.startFailed.Load() || a.cand.view.Load().Role != RoleBootstrap
+}
+
+func (a *simActor) done() <-chan struct{} {
+	if a.cand != nil {
+		return a.cand.Done()
+	}
+	return a.fol.Done()
+}
+
+func (a *simActor) err() error {
+	if a.cand != nil {
+		return a.cand.Err()
+	}
+	return a.fol.Err()
+}
+
+func (a *simActor) stop() {
+	if a.cand != nil {
+		a.cand.Stop()
+	} else {
+		a.fol.Stop()
+	}
+}
+
+// simSlot is a place for one candidate or follower, restarted as new
+// incarnations.
+type simSlot struct {
+	kind      simKind
+	index     int
+	ttl       time.Duration // candidates
+	actor     *simActor     // nil while down
+	downUntil time.Time
+	count     int // incarnations so far
+}
+
+// simRun is one seed's run.
+type simRun struct {
+	t     *testing.T
+	seed  uint64
+	rng   *rand.Rand
+	name  string
+	t0    time.Time
+	log   *simLog
+	plan  *simPlan
+	check *simChecker
+
+	maxTTL      time.Duration
+	followerReq time.Duration // followers' request timeout
+	actRate     float64       // driver actions per max TTL while faulty
+	slots       []*simSlot
+	streams     uint64
+	raw         *memory.Store // the driver's own connection, for store-level faults
+	admin       *simStore     // EndElection and DeleteElection, through faults
+	adminH      *memory.Store
+	adminOps    atomic.Int64
+	faults      atomic.Int64
+	outageUntil time.Time
+	phase       simPhase
+	phaseUntil  time.Time
+	calmSince   time.Time
+	stops       sync.WaitGroup
+	bg          sync.WaitGroup // every goroutine the run starts, waited for at the end
+	decMu       sync.Mutex
+	decoded     map[string]*simRec // the decode cache
+}
+
+// livenessBound is how long a calm phase may go without a leader.
+func (r *simRun) livenessBound() time.Duration { return 3*r.maxTTL + r.maxTTL/3 + time.Second }
+
+func newSimRun(t *testing.T, seed uint64) *simRun {
+	r := &simRun{t: t, seed: seed, decoded: map[string]*simRec{}, rng: rand.New(rand.NewPCG(seed, 0x5eed)), t0: time.Now()}
+	r.name = fmt.Sprintf("sim-%d-%d", seed, storeSeq.Add(1))
+	r.log = &simLog{t: t, verbose: *simSeed != 0}
+	ttlChoices := []time.Duration{time.Second, 1500 * time.Millisecond, 2 * time.Second, 3 * time.Second}
+	nc, nf := 2+r.rng.IntN(3), 1+r.rng.IntN(3)
+	for i := range nc {
+		ttl := ttlChoices[r.rng.IntN(len(ttlChoices))]
+		r.maxTTL = max(r.maxTTL, ttl)
+		r.slots = append(r.slots, &simSlot{kind: kindCandidate, index: i, ttl: ttl})
+	}
+	for i := range nf {
+		r.slots = append(r.slots, &simSlot{kind: kindFollower, index: i})
+	}
+	r.followerReq = r.maxTTL / 3
+	if r.rng.Float64() < 0.25 {
+		r.followerReq = 5 * time.Second // the followers' default
+	}
+	k := 0.3 + 0.7*r.rng.Float64() // the seed's fault intensity
+	r.plan = &simPlan{
+		maxTTL:        r.maxTTL,
+		maxWatchDelay: time.Duration((0.02 + 0.28*r.rng.Float64()) * float64(r.maxTTL)),
+		release:       make(chan struct{}),
+		rates: simRates{
+			fail: 0.06 * k, hang: 0.01 * k, delay: 0.05 * k, longDelay: 0.01 * k, lostReply: 0.03 * k, lateApply: 0.03 * k,
+			drop: 0.1 * k, dup: 0.05 * k, reorder: 0.05 * k, watchDelay: 0.1 * k,
+		},
+	}
+	r.actRate = 0.3 + 1.2*r.rng.Float64()
+	r.check = newSimChecker(r, r.plan.maxWatchDelay)
+	r.raw, _ = memory.Open(r.name)
+	r.adminH, _ = memory.Open(r.name)
+	aw := &simWitness{label: "admin", kind: kindAdmin, started: r.t0}
+	r.admin = newSimStore(r, r.adminH, aw, r.nextStream())
+	r.logf("seed %d: %d candidates (TTLs %v), %d followers (request timeout %v), watch slack %v, intensity %.2f, actions %.2f/TTL",
+		seed, nc, r.candidateTTLs(), nf, r.followerReq, r.plan.maxWatchDelay, k, r.actRate)
+	return r
+}
+
+func (r *simRun) candidateTTLs() []time.Duration {
+	var out []time.Duration
+	for _, s := range r.slots {
+		if s.kind == kindCandidate {
+			out = append(out, s.ttl)
+		}
+	}
+	return out
+}
+
+func (r *simRun) nextStream() uint64 { r.streams++; return r.streams }
+
+// since is the virtual time since the start of the run.
+func (r *simRun) since() time.Duration { return time.Since(r.t0) }
+
+// at formats a virtual time as seconds since the start of the run.
+func (r *simRun) at(t time.Time) string { return fmt.Sprintf("%.3fs", t.Sub(r.t0).Seconds()) }
+
+// atOpen is at for an interval end that may not have come yet.
+func (r *simRun) atOpen(t time.Time) string {
+	if t.IsZero() {
+		return "…"
+	}
+	return r.at(t)
+}
+
+func (r *simRun) logf(format string, args ...any) {
+	r.log.add(fmt.Sprintf("%9.3fs ", r.since().Seconds()) + fmt.Sprintf(format, args...))
+}
+
+// fault logs and counts an injected fault.
+func (r *simRun) fault(w *simWitness, format string, args ...any) {
+	r.faults.Add(1)
+	r.logf("%s: FAULT "+format, append([]any{w.label}, args...)...)
+}
+
+func (r *simRun) between(lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(r.rng.Int64N(int64(hi-lo)))
+}
+
+// run drives the seed from start to shutdown.
+func (r *simRun) run() {
+	end := r.t0.Add(time.Duration(*simTTLs) * r.maxTTL)
+	for _, s := range r.slots {
+		r.start(s)
+	}
+	r.enterFaulty()
+	for time.Now().Before(end) {
+		time.Sleep(r.stepLen())
+		synctest.Wait()
+		leader := r.observe()
+		if r.check.failed() && !*simKeepGoing {
+			break
+		}
+		r.advance(leader)
+		if r.phase == phaseFaulty {
+			r.maybeAct()
+		}
+	}
+	r.shutdown()
+}
+
+// stepLen is the virtual time between two driver steps.
+func (r *simRun) stepLen() time.Duration {
+	if r.phase == phaseFaulty {
+		return r.between(5*time.Millisecond, r.maxTTL/10)
+	}
+	return r.between(r.maxTTL/40, r.maxTTL/5)
+}
+
+// observe collects what the participants show now and runs the checks. It
+// reports whether some candidate leads.
+func (r *simRun) observe() bool {
+	now := time.Now()
+	var leaders []string
+	var followers []*simWitness
+	for _, s := range r.slots {
+		a := s.actor
+		if a == nil {
+			continue
+		}
+		select {
+		case <-a.done():
+			r.retire(s)
+			continue
+		default:
+		}
+		if a.startFailed.Load() {
+			a.stop()
+			continue
+		}
+		if a.cand != nil {
+			if term, ok := a.cand.CurrentTerm(); ok {
+				r.termFound(a, term)
+			}
+			if a.cand.IsLeader() {
+				leaders = append(leaders, a.label)
+			}
+		} else {
+			followers = append(followers, a.w)
+		}
+		if !a.healAt.IsZero() && !now.Before(a.healAt) {
+			a.healAt = time.Time{}
+			a.h.Reconnect()
+			r.logf("%s: partition healed", a.label)
+		}
+	}
+	if !r.outageUntil.IsZero() && !now.Before(r.outageUntil) {
+		r.endOutage()
+	}
+	for _, s := range r.slots {
+		if s.actor == nil && !now.Before(s.downUntil) {
+			r.start(s)
+		}
+	}
+	r.check.step(leaders, followers)
+	return len(leaders) > 0
+}
+
+// advance moves the run through its phases and checks liveness when calm.
+func (r *simRun) advance(leader bool) {
+	now := time.Now()
+	switch r.phase {
+	case phaseFaulty:
+		if !now.Before(r.phaseUntil) {
+			r.enterDrain()
+		}
+	case phaseDrain:
+		if r.settled() {
+			r.phase, r.calmSince = phaseCalm, now
+			r.phaseUntil = now.Add(r.livenessBound() + r.between(r.maxTTL, 3*r.maxTTL))
+			r.logf("calm from now")
+		}
+	case phaseCalm:
+		if !r.settled() {
+			r.calmSince = now // a participant left (it saw the election ended late) and was restarted
+			r.logf("calm again from now")
+			return
+		}
+		r.check.liveness(now.Sub(r.calmSince), r.livenessBound(), leader, r.candidateStates())
+		if !now.Before(r.phaseUntil) {
+			r.enterFaulty()
+		}
+	}
+}
+
+// candidateStates describes the candidates for a liveness failure.
+func (r *simRun) candidateStates() string {
+	var parts []string
+	for _, s := range r.slots {
+		if a := s.actor; a != nil && a.cand != nil {
+			v := a.cand.view.Load()
+			parts = append(parts, fmt.Sprintf("%s %s leader=%q term=%d", a.label, v.Role, v.Leader, v.Term))
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
+// settled reports whether nothing injected is under way and every slot runs.
+func (r *simRun) settled() bool {
+	if r.plan.faulty.Load() || r.plan.inflight.Load() > 0 || r.adminOps.Load() > 0 || !r.outageUntil.IsZero() {
+		return false
+	}
+	for _, s := range r.slots {
+		a := s.actor
+		if a == nil || a.stopping || !a.healAt.IsZero() || a.startFailed.Load() {
+			return false
+		}
+	}
+	return true
+}
+
+func (r *simRun) enterFaulty() {
+	r.phase = phaseFaulty
+	r.phaseUntil = time.Now().Add(r.between(r.maxTTL, 8*r.maxTTL))
+	r.plan.faulty.Store(true)
+	r.logf("faults on until %s", r.at(r.phaseUntil))
+}
+
+func (r *simRun) enterDrain() {
+	r.phase = phaseDrain
+	r.plan.faulty.Store(false)
+	r.healAll()
+	for _, s := range r.slots {
+		if s.actor == nil {
+			s.downUntil = time.Now()
+		}
+	}
+	r.logf("faults off: draining")
+}
+
+// healAll ends every partition, the outage and every hang.
+func (r *simRun) healAll() {
+	for _, s := range r.slots {
+		if a := s.actor; a != nil && !a.healAt.IsZero() {
+			a.healAt = time.Time{}
+			a.h.Reconnect()
+		}
+	}
+	if !r.outageUntil.IsZero() {
+		r.endOutage()
+	}
+	r.plan.releaseAll()
+}
+
+func (r *simRun) endOutage() {
+	r.outageUntil = time.Time{}
+	memory.StartServer(r.name)
+	r.logf("server back")
+}
+
+// start creates the slot's next incarnation on a new connection.
+func (r *simRun) start(s *simSlot) {
+	s.count++
+	h, err := memory.Open(r.name)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	a := &simActor{kind: s.kind, slot: s.index, h: h, rng: rand.New(rand.NewPCG(r.seed, 1<<32+r.nextStream()))}
+	prefix := "c"
+	if s.kind == kindFollower {
+		prefix = "f"
+	}
+	a.label = fmt.Sprintf("%s%d#%d", prefix, s.index, s.count)
+	a.w = &simWitness{label: a.label, kind: s.kind, started: time.Now()}
+	st := newSimStore(r, h, a.w, r.nextStream())
+	ctx, cancel := context.WithCancel(context.Background())
+	a.cancel = cancel
+	modes := []string{"run", "run", "prompt", "slow", "absent"}
+	a.mode = modes[r.rng.IntN(len(modes))]
+	var err2 error
+	if s.kind == kindCandidate {
+		err2 = r.startCandidate(ctx, a, st, s)
+	} else {
+		err2 = r.startFollower(ctx, a, st)
+	}
+	if err2 != nil {
+		r.logf("%s: could not start: %v", a.label, err2)
+		cancel()
+		_ = h.Close()
+		s.downUntil = time.Now().Add(r.between(0, r.maxTTL/2))
+		return
+	}
+	s.actor = a
+	r.logf("%s: started (%s)", a.label, a.mode)
+}
+
+// startCandidate runs a candidate, by Run or by RunForElectionContext.
+func (r *simRun) startCandidate(ctx context.Context, a *simActor, st *simStore, s *simSlot) error {
+	a.ttl = s.ttl
+	a.reqTimeout = min(s.ttl/3, 10*time.Second)
+	a.cand = NewCandidate(st, simKey, fmt.Sprintf("c%d", s.index), s.ttl, WithMissingKeyWait(r.maxTTL))
+	if a.mode == "run" {
+		r.bg.Go(func() {
+			if err := a.cand.Run(ctx, r.callbacks(a)); err != nil && !errors.Is(err, ErrElectionEnded) {
+				r.logf("%s: Run: %v", a.label, err)
+				a.startFailed.Store(true)
+			}
+		})
+		return nil
+	}
+	elected, errs, err := a.cand.RunForElectionContext(ctx)
+	if err != nil {
+		return err
+	}
+	if a.mode == "absent" {
+		return nil
+	}
+	r.bg.Go(func() {
+		for v := range elected {
+			r.readLate(a)
+			if v {
+				if term, ok := a.cand.CurrentTerm(); ok {
+					r.termFound(a, term)
+				}
+			}
+		}
+	})
+	r.bg.Go(func() {
+		for range errs {
+			r.readLate(a)
+		}
+	})
+	return nil
+}
+
+// readLate is a slow reader's pause between two reads.
+func (r *simRun) readLate(a *simActor) {
+	if a.mode == "slow" {
+		time.Sleep(a.between(0, 2*a.ttl+time.Second))
+	}
+}
+
+// callbacks are Run's hooks, some of them blocking for a while.
+func (r *simRun) callbacks(a *simActor) Callbacks {
+	return Callbacks{
+		OnStartedLeading: func(ctx context.Context, term Term) {
+			r.termFound(a, term)
+			switch {
+			case a.chance(0.2): // busy work that ignores the cancel for a while
+				time.Sleep(a.between(0, 2*a.ttl))
+				<-ctx.Done()
+			case a.chance(0.2): // slow to notice the end
+				<-ctx.Done()
+				time.Sleep(a.between(0, a.ttl))
+			default:
+				<-ctx.Done()
+			}
+		},
+		OnNewLeader: func(leader string) {
+			if a.chance(0.1) {
+				time.Sleep(a.between(0, a.ttl))
+			}
+		},
+		OnError: func(error) {
+			if a.chance(0.02) {
+				time.Sleep(a.between(0, a.ttl))
+			}
+		},
+	}
+}
+
+// termFound registers a term found live, with a watcher of its end.
+func (r *simRun) termFound(a *simActor, term Term) {
+	ctx := term.Context()
+	st, isNew := r.check.termFound(a.w, term, ctx.Err() != nil)
+	if isNew && st.endKnown {
+		r.bg.Go(func() {
+			<-ctx.Done()
+			r.check.termEnded(st)
+		})
+	}
+}
+
+// startFollower runs a follower whose observations the checker reads.
+func (r *simRun) startFollower(ctx context.Context, a *simActor, st *simStore) error {
+	a.ttl = r.maxTTL
+	a.reqTimeout = r.followerReq
+	a.fol = NewFollower(st, simKey, WithRequestTimeout(r.followerReq))
+	if a.mode == "run" {
+		a.mode = "prompt"
+	}
+	leaders, errs, err := a.fol.FollowElectionContext(ctx)
+	if err != nil {
+		return err
+	}
+	obs := a.fol.Observations()
+	r.bg.Go(func() {
+		for o := range obs {
+			r.check.observed(a.w, o)
+		}
+	})
+	if a.mode == "absent" {
+		return nil
+	}
+	r.bg.Go(func() {
+		for range leaders {
+			r.readLate(a)
+		}
+	})
+	r.bg.Go(func() {
+		for range errs {
+			r.readLate(a)
+		}
+	})
+	return nil
+}
+
+// stopAsync stops an actor by Stop or by cancelling its context, and
+// checks how long it took (invariant 6).
+func (r *simRun) stopAsync(a *simActor, how string) {
+	if a.stopping {
+		return
+	}
+	a.stopping = true
+	r.logf("%s: %s", a.label, how)
+	bound := 2*a.reqTimeout + stopMargin
+	r.stops.Add(1)
+	r.bg.Go(func() {
+		defer r.stops.Done()
+		began := time.Now()
+		if how == "cancel" {
+			a.cancel()
+			<-a.done()
+		} else {
+			a.stop()
+		}
+		r.check.stopTook(a.w, how, time.Since(began), bound)
+	})
+}
+
+// retire closes a stopped actor's connection and schedules the slot's next
+// incarnation.
+func (r *simRun) retire(s *simSlot) {
+	a := s.actor
+	s.actor = nil
+	if !a.stopping {
+		r.logf("%s: stopped by itself: %v", a.label, a.err())
+	}
+	a.cancel()
+	if a.fol != nil {
+		r.check.stoppedNaming(a.w)
+	}
+	_ = a.h.Close()
+	s.downUntil = time.Now()
+	if r.phase == phaseFaulty {
+		s.downUntil = s.downUntil.Add(r.between(0, r.maxTTL))
+	}
+}
+
+// maybeAct injects a driver action now and then while faulty.
+func (r *simRun) maybeAct() {
+	if r.rng.Float64() >= r.actRate/20 { // ~actRate per max TTL at 20 faulty steps per TTL
+		return
+	}
+	actions := []struct {
+		weight int
+		act    func() bool
+	}{
+		{10, r.actResign}, {6, func() bool { return r.actStop("stop") }}, {4, func() bool { return r.actStop("cancel") }},
+		{8, r.actPartition}, {2, r.actOutage}, {3, r.actLoseData}, {4, r.actRestore}, {4, r.actRewrite},
+		{1, r.actEnd}, {1, r.actDelete},
+	}
+	total := 0
+	for _, a := range actions {
+		total += a.weight
+	}
+	x := r.rng.IntN(total)
+	for _, a := range actions {
+		if x < a.weight {
+			a.act()
+			return
+		}
+		x -= a.weight
+	}
+}
+
+// running picks a running actor of the kind (any kind if kindAdmin), or nil.
+func (r *simRun) running(kind simKind) *simActor {
+	var as []*simActor
+	for _, s := range r.slots {
+		if a := s.actor; a != nil && !a.stopping && a.ready() && (kind == kindAdmin || a.kind == kind) {
+			as = append(as, a)
+		}
+	}
+	if len(as) == 0 {
+		return nil
+	}
+	return as[r.rng.IntN(len(as))]
+}
+
+func (r *simRun) actResign() bool {
+	a := r.running(kindCandidate)
+	if a == nil {
+		return false
+	}
+	r.logf("%s: Resign (leader: %v)", a.label, a.cand.IsLeader())
+	a.cand.Resign()
+	return true
+}
+
+func (r *simRun) actStop(how string) bool {
+	a := r.running(kindAdmin)
+	if a == nil {
+		return false
+	}
+	r.stopAsync(a, how)
+	return true
+}
+
+func (r *simRun) actPartition() bool {
+	a := r.running(kindAdmin)
+	if a == nil || !a.healAt.IsZero() {
+		return false
+	}
+	a.healAt = time.Now().Add(r.between(r.maxTTL/5, 3*r.maxTTL))
+	a.h.Disconnect()
+	r.fault(a.w, "partitioned until %s", r.at(a.healAt))
+	return true
+}
+
+func (r *simRun) actOutage() bool {
+	if !r.outageUntil.IsZero() {
+		return false
+	}
+	r.outageUntil = time.Now().Add(r.between(r.maxTTL/5, 2*r.maxTTL))
+	memory.StopServer(r.name)
+	r.faults.Add(1)
+	r.logf("FAULT server down until %s", r.at(r.outageUntil))
+	return true
+}
+
+// actLoseData wipes the store; half the time it then writes a scratch key
+// until the index is just below the last one handed out before the loss,
+// so that the next writes reuse indexes that participants may still hold.
+func (r *simRun) actLoseData() bool {
+	last := r.check.lastIndexNow()
+	memory.LoseData(r.name)
+	r.check.goBack("loss")
+	r.faults.Add(1)
+	reuse := uint64(0)
+	if r.rng.IntN(2) == 0 && last > 1 {
+		reuse = last - 1 - uint64(r.rng.IntN(int(min(last-1, 8))+1))
+		for range reuse {
+			_ = r.raw.Put(context.Background(), "sim/scratch", []byte("x"), nil)
+		}
+	}
+	r.logf("FAULT data lost (last index %d; index now %d)", last, reuse)
+	return true
+}
+
+// actRestore puts back an older record (same term lower sequence, or an
+// older term), as a restore from a backup would.
+func (r *simRun) actRestore() bool {
+	var cur []byte
+	if p, err := r.raw.Get(context.Background(), simKey, nil); err == nil {
+		cur = p.Value
+	}
+	olds := r.check.restoreCandidates(cur)
+	if len(olds) == 0 {
+		return false
+	}
+	v := olds[r.rng.IntN(len(olds))]
+	r.rawPut(v, fmt.Sprintf("FAULT restored an older record (%s over %s)", r.describeValue(v), r.describeValue(cur)))
+	r.check.goBack("restore")
+	return true
+}
+
+// actRewrite stores the current record again, identical: a new index only.
+func (r *simRun) actRewrite() bool {
+	p, err := r.raw.Get(context.Background(), simKey, nil)
+	if err != nil {
+		return false
+	}
+	r.rawPut(p.Value, fmt.Sprintf("FAULT identical rewrite of %s", r.describe(p)))
+	return true
+}
+
+// rawPut writes v through the driver's connection and records the write.
+func (r *simRun) rawPut(v []byte, what string) {
+	r.faults.Add(1)
+	if err := r.raw.Put(context.Background(), simKey, v, nil); err != nil {
+		r.logf("%s: %v", what, err)
+		return
+	}
+	r.logf("%s", what)
+	if p, err := r.raw.Get(context.Background(), simKey, nil); err == nil {
+		r.check.applied(r.admin.who, p)
+	}
+}
+
+func (r *simRun) actEnd() bool {
+	return r.adminCall("EndElection", 2*r.maxTTL, func(ctx context.Context) error { return EndElection(ctx, r.admin, simKey) })
+}
+
+func (r *simRun) actDelete() bool {
+	return r.adminCall("DeleteElection", 3*r.maxTTL+max(r.maxTTL, endNotice), func(ctx context.Context) error {
+		return DeleteElection(ctx, r.admin, simKey)
+	})
+}
+
+// adminCall runs an election-ending call in the background, racing with
+// everything else.
+func (r *simRun) adminCall(what string, timeout time.Duration, call func(context.Context) error) bool {
+	if r.adminOps.Load() > 0 {
+		return false
+	}
+	r.adminOps.Add(1)
+	r.faults.Add(1)
+	r.logf("admin: %s", what)
+	r.bg.Go(func() {
+		defer r.adminOps.Add(-1)
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		defer cancel()
+		r.logf("admin: %s returned %v", what, call(ctx))
+	})
+	return true
+}
+
+// shutdown heals everything, stops every participant (checking how long
+// Stop takes), waits for what is still under way and closes the
+// connections. synctest.Test then fails if any goroutine is left blocked.
+func (r *simRun) shutdown() {
+	r.plan.faulty.Store(false)
+	r.healAll()
+	for _, s := range r.slots {
+		if a := s.actor; a != nil {
+			for !a.ready() {
+				time.Sleep(time.Millisecond)
+			}
+			r.stopAsync(a, "stop")
+		}
+	}
+	r.stops.Wait()
+	for _, s := range r.slots {
+		if s.actor != nil {
+			r.retire(s)
+		}
+	}
+	for r.adminOps.Load() > 0 || r.plan.inflight.Load() > 0 {
+		time.Sleep(10 * time.Millisecond)
+		r.plan.releaseAll()
+	}
+	r.bg.Wait()
+	r.check.step(nil, nil)
+	_ = r.admin.Close()
+	_ = r.raw.Close()
+}
+
+// report fails the seed's test with its violations, and adds to the totals.
+func (r *simRun) report(tot *simTotals) {
+	c := r.check
+	virtual := r.since()
+	c.mu.Lock()
+	tot.seeds++
+	tot.virtual += virtual
+	tot.ttls += float64(virtual) / float64(r.maxTTL)
+	tot.calls += c.calls
+	tot.terms += len(c.terms)
+	c.mu.Unlock()
+	tot.faults += int(r.faults.Load())
+	if !c.failed() {
+		return
+	}
+	tot.failed = append(tot.failed, fmt.Sprintf("seed %d: %s", r.seed, strings.Join(c.firstInvariants(), ", ")))
+	r.t.Errorf("seed %d broke an invariant\n%s\nlast events before the first violation:\n%s\nreplay: go test -run 'TestSimulator' -sim.seed=%d -v .",
+		r.seed, c.summary(), strings.Join(c.tail, "\n"), r.seed)
+}

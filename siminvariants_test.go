@@ -1,0 +1,567 @@
+package leadership
+
+// The simulator's invariant checker. The fault-injecting store tells it
+// every write it applies, every value it shows a participant and every call;
+// the driver tells it every term it finds, every follower observation, every
+// store-level fault, and asks it to check after every step. All times are
+// the bubble's virtual time, which is exact: a goroutine woken at an instant
+// runs at that instant.
+//
+// The invariants, precisely:
+//
+//  1. Mutual exclusion. A term's leading interval is [Term.Began, the
+//     instant its Context is done). Terms are found by Run's
+//     OnStartedLeading, by reading the elected channel then CurrentTerm, and
+//     by CurrentTerm at every driver step (a term that begins and ends
+//     between two steps of a candidate whose channel is not read can be
+//     missed). No two terms' intervals overlap, and at every driver step at
+//     most one candidate has IsLeader() true.
+//  2. Fencing tokens. Within an epoch (the key's life between two deletions
+//     by DeleteElection, after which tokens restart by design), a term's
+//     token is greater than the token of every term that began before it.
+//     One exception, the documented limitation of a store that goes back in
+//     time: a term of candidate C may have a token no greater than that of
+//     an earlier term U when the store lost its data or was restored from a
+//     backup after U began and before C was created, and C was never shown
+//     (by a read, a watch event or a write's reply) a record with a term as
+//     high as U's.
+//  3. Followers. For a holder H and term T let lastApply(H,T) be the latest
+//     virtual time at which the store applied a write naming H as holder in
+//     term T (an engine write, a late write, a restore, an identical
+//     rewrite), and TTL(H,T) its ttl_ms. A follower F started at start(F)
+//     may name (H,T) at time t only if
+//     t <= max(lastApply(H,T), start(F)) + TTL(H,T) + slack, where slack is
+//     the longest the plan may hold a watch event (start(F): the documented
+//     limitation that a follower started after a crash counts from its first
+//     read). Besides, F never names (H,T) after it named a later term unless
+//     the store went back in time in between, and never after a read
+//     returned to it showed the key missing, unless the store applied a
+//     write naming (H,T) after that read.
+//  4. Liveness. Once the run is calm (faults off, partitions healed, hangs
+//     released, no store-level fault or admin call under way, every slot
+//     running) for livenessBound = 3 x maxTTL + maxTTL/3 + 1s (three TTLs,
+//     a poll, the longest retry backoff), some candidate has IsLeader()
+//     true at every driver step until the calm phase ends.
+//  5. No storms. No participant makes more than stormLimit store calls in
+//     any second of virtual time.
+//  6. Stop (or cancelling the run's context) returns, with Done closed,
+//     within 2 x the request timeout + stopMargin, even when the store
+//     hangs.
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// Limits of the invariants.
+const (
+	stormLimit = 200                    // store calls per participant per second
+	stopMargin = 250 * time.Millisecond // on top of 2 x the request timeout
+	historyLen = 64                     // applied values kept for restores
+)
+
+// simKind says what a participant is.
+type simKind int
+
+const (
+	kindCandidate simKind = iota
+	kindFollower
+	kindAdmin
+)
+
+// simWitness is what the checker knows of one participant: one incarnation
+// of a candidate or follower, or the admin that ends elections.
+type simWitness struct {
+	label   string
+	kind    simKind
+	started time.Time
+
+	shown   []simShown  // rises of the highest term shown to it
+	missing []time.Time // when reads returned to it showed the key missing (the read's time)
+	missAt  []time.Time // when those reads returned
+	calls   []time.Time // its store calls in the last second
+	stormed bool        // a storm was reported
+	named   *simNaming  // what a follower names now
+	highest *simNaming  // the highest term a follower named
+}
+
+// simShown is a rise of the highest term shown to a participant.
+type simShown struct {
+	at   time.Time
+	term uint64
+}
+
+// simNaming is a follower's observation as the checker keeps it.
+type simNaming struct {
+	Observation
+}
+
+// maxShownBefore is the highest term shown to w before t.
+func (w *simWitness) maxShownBefore(t time.Time) uint64 {
+	var m uint64
+	for _, s := range w.shown {
+		if !s.at.Before(t) {
+			break
+		}
+		m = s.term
+	}
+	return m
+}
+
+// simTerm is one term found, with its leading interval.
+type simTerm struct {
+	who      *simWitness
+	token    uint64
+	start    time.Time
+	end      time.Time // zero while it lasts
+	endKnown bool      // false when it was found only after it ended
+	dirty    bool      // new or changed since the last check
+	epoch    int
+}
+
+// simHolder names a holder in a term.
+type simHolder struct {
+	name string
+	term uint64
+}
+
+// simApply is one applied write naming a holder.
+type simApply struct {
+	at  time.Time
+	ttl time.Duration
+}
+
+// simGoBack is a moment the store went back in time.
+type simGoBack struct {
+	at   time.Time
+	kind string // "loss", "restore", "delete"
+}
+
+// simViolation is one broken invariant.
+type simViolation struct {
+	at        time.Duration // since the start of the run
+	invariant string
+	detail    string
+}
+
+// simChecker holds everything the invariants are judged on.
+type simChecker struct {
+	mu    sync.Mutex
+	run   *simRun
+	slack time.Duration
+
+	applies   map[simHolder][]simApply
+	history   [][]byte // the latest applied values
+	lastIndex uint64   // index of the latest applied write
+	goBacks   []simGoBack
+	epoch     int
+	terms     []*simTerm
+	byLease   map[simTermKey]*simTerm
+
+	violations []simViolation
+	tail       []string             // the event log when the first violation was found
+	pairs      map[[2]*simTerm]bool // pairs of terms already reported
+	calls      int
+}
+
+type simTermKey struct {
+	who   *simWitness
+	token uint64
+}
+
+func newSimChecker(r *simRun, slack time.Duration) *simChecker {
+	return &simChecker{run: r, slack: slack, applies: map[simHolder][]simApply{}, byLease: map[simTermKey]*simTerm{},
+		pairs: map[[2]*simTerm]bool{}}
+}
+
+// fail records a violation; the first one keeps the event log's tail.
+func (c *simChecker) fail(invariant, format string, args ...any) {
+	v := simViolation{at: c.run.since(), invariant: invariant, detail: fmt.Sprintf(format, args...)}
+	c.run.logf("VIOLATION %s: %s", invariant, v.detail)
+	if len(c.violations) == 0 {
+		c.tail = c.run.log.tail()
+	}
+	c.violations = append(c.violations, v)
+}
+
+// call counts a store call of w and reports whether it is part of a storm
+// (invariant 5), so that the wrapper slows it down.
+func (c *simChecker) call(w *simWitness) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls++
+	now := time.Now()
+	i := 0
+	for i < len(w.calls) && !w.calls[i].After(now.Add(-time.Second)) {
+		i++
+	}
+	w.calls = append(w.calls[i:], now)
+	if len(w.calls) <= stormLimit {
+		return false
+	}
+	if !w.stormed {
+		w.stormed = true
+		c.fail("no-storms", "%s made %d store calls within one second", w.label, len(w.calls))
+	}
+	return true
+}
+
+// applied records a write the store applied.
+func (c *simChecker) applied(w *simWitness, pair *store.KVPair) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.run.logf("%s: applied %s", w.label, c.run.describe(pair))
+	c.lastIndex = pair.LastIndex
+	c.history = append(c.history, pair.Value)
+	if len(c.history) > historyLen {
+		c.history = c.history[1:]
+	}
+	d := c.run.decode(pair.Value)
+	rec := d.rec
+	if !d.ok || rec.free() || rec.Ended {
+		return
+	}
+	h := simHolder{rec.Leader, rec.Term}
+	c.applies[h] = append(c.applies[h], simApply{at: time.Now(), ttl: rec.ttl()})
+}
+
+// shown records a value a participant was shown.
+func (c *simChecker) shown(w *simWitness, value []byte) {
+	d := c.run.decode(value)
+	if !d.ok {
+		return
+	}
+	rec := d.rec
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if n := len(w.shown); n == 0 || w.shown[n-1].term < rec.Term {
+		w.shown = append(w.shown, simShown{at: time.Now(), term: rec.Term})
+	}
+}
+
+// missingRead records a read, done at at, that showed w the key missing.
+func (c *simChecker) missingRead(w *simWitness, at time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	w.missing = append(w.missing, at)
+	w.missAt = append(w.missAt, time.Now())
+}
+
+// goBack records that the store went back in time now.
+func (c *simChecker) goBack(kind string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.goBacks = append(c.goBacks, simGoBack{at: time.Now(), kind: kind})
+	if kind == "delete" {
+		c.epoch++
+	}
+}
+
+// epochAt is the token epoch at t: deletions before it.
+func (c *simChecker) epochAt(t time.Time) int {
+	n := 0
+	for _, g := range c.goBacks {
+		if g.kind == "delete" && !g.at.After(t) {
+			n++
+		}
+	}
+	return n
+}
+
+// termFound registers a term of w; it returns the term and true if it is new.
+// ended says that its context was already done when it was found.
+func (c *simChecker) termFound(w *simWitness, t Term, ended bool) (*simTerm, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k := simTermKey{w, t.Token}
+	if st, ok := c.byLease[k]; ok {
+		return st, false
+	}
+	st := &simTerm{who: w, token: t.Token, start: t.Began, endKnown: !ended, dirty: true, epoch: c.epochAt(t.Began)}
+	c.byLease[k] = st
+	c.terms = append(c.terms, st)
+	c.run.logf("%s: term %d began at %v", w.label, t.Token, c.run.at(t.Began))
+	return st, true
+}
+
+// termEnded records the end of a term's interval.
+func (c *simChecker) termEnded(st *simTerm) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	st.end, st.dirty = time.Now(), true
+	c.run.logf("%s: term %d ended", st.who.label, st.token)
+}
+
+// step runs the checks due after a driver step: the leaders seen by
+// IsLeader, the intervals and tokens of new or changed terms, and what the
+// followers name now.
+func (c *simChecker) step(isLeader []string, followers []*simWitness) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(isLeader) > 1 {
+		c.fail("mutual-exclusion", "IsLeader true for %v at once", isLeader)
+	}
+	now := time.Now()
+	for _, t := range c.terms {
+		if t.dirty {
+			t.dirty = false
+			c.checkOverlap(t, now)
+			c.checkToken(t)
+		}
+	}
+	for _, w := range followers {
+		if w.named != nil {
+			c.checkNaming(w, w.named.Observation, now)
+		}
+	}
+}
+
+// end is the end of t's interval as known now.
+func (t *simTerm) endAt(now time.Time) time.Time {
+	if t.end.IsZero() {
+		return now
+	}
+	return t.end
+}
+
+// checkOverlap compares t's interval with every other term's (invariant 1).
+func (c *simChecker) checkOverlap(t *simTerm, now time.Time) {
+	if !t.endKnown {
+		return
+	}
+	for _, u := range c.terms {
+		if u == t || !u.endKnown {
+			continue
+		}
+		if t.start.Before(u.endAt(now)) && u.start.Before(t.endAt(now)) && c.firstReport(t, u) {
+			c.fail("mutual-exclusion", "term %d of %s [%v, %v) overlaps term %d of %s [%v, %v)",
+				t.token, t.who.label, c.run.at(t.start), c.run.atOpen(t.end),
+				u.token, u.who.label, c.run.at(u.start), c.run.atOpen(u.end))
+		}
+	}
+}
+
+// checkToken compares t's token with every other term's of its epoch
+// (invariant 2).
+func (c *simChecker) checkToken(t *simTerm) {
+	for _, u := range c.terms {
+		if u == t || u.epoch != t.epoch {
+			continue
+		}
+		early, late := u, t
+		if t.start.Before(u.start) || (t.start.Equal(u.start) && t.token < u.token) {
+			early, late = t, u
+		}
+		if late.token > early.token {
+			continue
+		}
+		if c.excused(late, early) {
+			c.run.logf("token %d of %s not above %d of %s: excused (created after the store went back, never shown term %d)",
+				late.token, late.who.label, early.token, early.who.label, early.token)
+			continue
+		}
+		if !c.firstReport(late, early) {
+			continue
+		}
+		c.fail("tokens", "term %d of %s began at %v, after term %d of %s began at %v (%s was shown terms up to %d)",
+			late.token, late.who.label, c.run.at(late.start), early.token, early.who.label, c.run.at(early.start),
+			late.who.label, late.who.maxShownBefore(late.start))
+	}
+}
+
+// firstReport reports whether the pair of terms has not been reported yet.
+func (c *simChecker) firstReport(a, b *simTerm) bool {
+	if a.start.After(b.start) {
+		a, b = b, a
+	}
+	k := [2]*simTerm{a, b}
+	if c.pairs[k] {
+		return false
+	}
+	c.pairs[k] = true
+	return true
+}
+
+// excused reports whether the documented limitation covers late's token not
+// being above early's: the store went back in time after early began and
+// before late's candidate was created, and that candidate was never shown a
+// term as high as early's.
+func (c *simChecker) excused(late, early *simTerm) bool {
+	if late.who.maxShownBefore(late.start) >= early.token {
+		return false
+	}
+	for _, g := range c.goBacks {
+		if g.kind != "delete" && g.at.After(early.start) && g.at.Before(late.who.started) {
+			return true
+		}
+	}
+	return false
+}
+
+// observed records a follower's observation, closing the previous one.
+func (c *simChecker) observed(w *simWitness, o Observation) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.run.logf("%s: names %q (term %d)", w.label, o.Leader, o.Term)
+	if w.named != nil {
+		c.checkNaming(w, w.named.Observation, o.At)
+	}
+	w.named = &simNaming{o}
+	if o.Leader == "" {
+		return
+	}
+	if h := w.highest; h != nil && h.Term > o.Term && !c.wentBackBetween(h.At, o.At) {
+		c.fail("followers", "%s names %s in term %d after it named %s in the later term %d",
+			w.label, o.Leader, o.Term, h.Leader, h.Term)
+	}
+	if h := w.highest; h == nil || h.Term < o.Term || c.wentBackBetween(h.At, o.At) {
+		w.highest = &simNaming{o}
+	}
+}
+
+// stoppedNaming closes a stopped follower's last observation.
+func (c *simChecker) stoppedNaming(w *simWitness) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if w.named != nil {
+		c.checkNaming(w, w.named.Observation, time.Now())
+		w.named = nil
+	}
+}
+
+// wentBackBetween reports whether the store went back in time in (a, b].
+func (c *simChecker) wentBackBetween(a, b time.Time) bool {
+	for _, g := range c.goBacks {
+		if g.at.After(a) && !g.at.After(b) {
+			return true
+		}
+	}
+	return false
+}
+
+// checkNaming checks that w may still name o's holder just before until
+// (invariant 3).
+func (c *simChecker) checkNaming(w *simWitness, o Observation, until time.Time) {
+	if o.Leader == "" || !until.After(o.At) {
+		return
+	}
+	as := c.applies[simHolder{o.Leader, o.Term}] // in time order
+	n := sort.Search(len(as), func(i int) bool { return as[i].at.After(until) })
+	if n == 0 {
+		c.fail("followers", "%s names %s in term %d, which no write named", w.label, o.Leader, o.Term)
+		w.named.Leader = "" // reported once
+		return
+	}
+	last := as[n-1]
+	from := last.at
+	if w.started.After(from) {
+		from = w.started
+	}
+	if bound := from.Add(last.ttl + c.slack); until.After(bound) {
+		c.fail("followers", "%s names %s in term %d at %v, past %v (last write naming it at %v + TTL %v + slack %v)",
+			w.label, o.Leader, o.Term, c.run.at(until), c.run.at(bound), c.run.at(last.at), last.ttl, c.slack)
+		w.named.Leader = ""
+		return
+	}
+	for i, at := range w.missing {
+		if w.missAt[i].Before(until) && last.at.Before(at) {
+			c.fail("followers", "%s names %s in term %d at %v after a read at %v returned to it at %v showed the key missing",
+				w.label, o.Leader, o.Term, c.run.at(until), c.run.at(at), c.run.at(w.missAt[i]))
+			w.named.Leader = ""
+			return
+		}
+	}
+}
+
+// liveness checks invariant 4 at a driver step of a calm phase.
+func (c *simChecker) liveness(calmFor, bound time.Duration, leader bool, why string) {
+	if leader || calmFor <= bound {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fail("liveness", "no leader %v into a calm phase (bound %v); %s", calmFor, bound, why)
+}
+
+// stopTook checks invariant 6 for one Stop or cancel.
+func (c *simChecker) stopTook(w *simWitness, how string, took, bound time.Duration) {
+	if took <= bound {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fail("stop", "%s of %s took %v, more than %v", how, w.label, took, bound)
+}
+
+// restoreCandidates lists the applied values older than cur (nil: any),
+// oldest first: same term with a lower sequence, or an older term.
+func (c *simChecker) restoreCandidates(cur []byte) [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.run.decode(cur)
+	var out [][]byte
+	for _, v := range c.history {
+		d := c.run.decode(v)
+		if d.ok && (cur == nil || !now.ok || now.rec.newerThan(&d.rec)) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// summary describes the violations for the failure message.
+func (c *simChecker) summary() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	kinds := map[string]int{}
+	for _, v := range c.violations {
+		kinds[v.invariant]++
+		if kinds[v.invariant] <= 3 {
+			fmt.Fprintf(&b, "  at %8.3fs %s: %s\n", v.at.Seconds(), v.invariant, v.detail)
+		}
+	}
+	names := make([]string, 0, len(kinds))
+	for k := range kinds {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	var counts []string
+	for _, k := range names {
+		counts = append(counts, fmt.Sprintf("%s x%d", k, kinds[k]))
+	}
+	return fmt.Sprintf("violations: %s\n%s", strings.Join(counts, ", "), b.String())
+}
+
+// failed reports whether any invariant was broken.
+func (c *simChecker) failed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.violations) > 0
+}
+
+// firstInvariants lists the distinct invariants broken, in order.
+func (c *simChecker) firstInvariants() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []string
+	for _, v := range c.violations {
+		if !slices.Contains(out, v.invariant) {
+			out = append(out, v.invariant)
+		}
+	}
+	return out
+}
+
+// lastIndexNow is the index of the latest write applied.
+func (c *simChecker) lastIndexNow() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastIndex
+}

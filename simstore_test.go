@@ -1,0 +1,434 @@
+package leadership
+
+// The simulator's fault-injecting store: one simStore per participant (its
+// own memory handle, its own "connection"), wrapping the calls the engine
+// makes (Get, AtomicPut, AtomicDelete, Watch) with faults drawn from the
+// participant's own seeded stream while the run's plan is in a fault-heavy
+// phase. Every other store.Store method is forwarded by embedding.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/memory"
+)
+
+// simRates are the chances of each fault while the plan is faulty: per
+// store call for the first group, per watch event for the second.
+type simRates struct {
+	fail, hang, delay, longDelay, lostReply, lateApply float64
+	drop, dup, reorder, watchDelay                     float64
+}
+
+// simPlan is the fault plan shared by every wrapper of one run. The driver
+// switches it between fault-heavy and calm phases.
+type simPlan struct {
+	rates         simRates
+	maxTTL        time.Duration
+	maxWatchDelay time.Duration // no watch event is held longer: the followers' slack
+
+	faulty   atomic.Bool
+	inflight atomic.Int64 // hangs, delayed replies and late writes under way
+
+	mu      sync.Mutex
+	release chan struct{} // closed to end every hang at once
+}
+
+// releaseAll ends every hang under way; later hangs wait for the next call.
+func (p *simPlan) releaseAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	close(p.release)
+	p.release = make(chan struct{})
+}
+
+func (p *simPlan) releaseCh() chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.release
+}
+
+// simFault is what happens to one store call.
+type simFault int
+
+const (
+	faultNone      simFault = iota
+	faultFail               // fails at once with store.ErrNotReachable, not applied
+	faultHang               // hangs ignoring ctx until its time or a release, then is applied and answered
+	faultDelay              // applied, the reply delayed; lost (ctx's error) if the caller gives up first
+	faultLongDelay          // applied, the reply delayed past the TTL ignoring ctx
+	faultLostReply          // applied, an error returned
+	faultLateApply          // the caller gets ctx's error once it gives up; applied later
+)
+
+func (f simFault) String() string {
+	return [...]string{"none", "fail", "hang", "delay", "long-delay", "lost-reply", "late-apply"}[f]
+}
+
+// simStore is one participant's connection to the simulated store.
+type simStore struct {
+	*memory.Store
+	run *simRun
+	who *simWitness
+
+	mu      sync.Mutex
+	rng     *rand.Rand
+	stream  uint64
+	watches uint64 // watches opened, each with its own stream
+}
+
+// newSimStore wraps h for the participant w; stream picks its random stream.
+func newSimStore(r *simRun, h *memory.Store, w *simWitness, stream uint64) *simStore {
+	return &simStore{Store: h, run: r, who: w, rng: rand.New(rand.NewPCG(r.seed, stream)), stream: stream}
+}
+
+// float draws from the participant's stream.
+func (s *simStore) float() float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.rng.Float64()
+}
+
+// between draws a duration in [lo, hi).
+func (s *simStore) between(lo, hi time.Duration) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return randBetween(s.rng, lo, hi)
+}
+
+// randBetween draws a duration in [lo, hi) from rng.
+func randBetween(rng *rand.Rand, lo, hi time.Duration) time.Duration {
+	if hi <= lo {
+		return lo
+	}
+	return lo + time.Duration(rng.Int64N(int64(hi-lo)))
+}
+
+// begin counts a call (and brakes a storm) and draws its fault.
+func (s *simStore) begin(op string, write bool) simFault {
+	if s.run.check.call(s.who) {
+		time.Sleep(50 * time.Millisecond) // a storm: slow it so that virtual time moves on
+	}
+	p := s.run.plan
+	if !p.faulty.Load() {
+		return faultNone
+	}
+	r, x := p.rates, s.float()
+	for _, c := range []struct {
+		f simFault
+		p float64
+	}{{faultFail, r.fail}, {faultHang, r.hang}, {faultDelay, r.delay}, {faultLongDelay, r.longDelay},
+		{faultLostReply, r.lostReply}, {faultLateApply, r.lateApply}} {
+		if x < c.p {
+			if c.f == faultLateApply && !write {
+				return faultDelay
+			}
+			s.run.fault(s.who, "%s %s", op, c.f)
+			return c.f
+		}
+		x -= c.p
+	}
+	return faultNone
+}
+
+// wait sleeps d ignoring any context, or until the plan releases hangs.
+func (s *simStore) wait(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-s.run.plan.releaseCh():
+	}
+}
+
+// waitCtx sleeps d and reports false if ctx ended first.
+func waitCtx(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+// giveUp waits until the caller gives up (ctx ends), at most two TTLs, and
+// returns the error the caller then sees.
+func (s *simStore) giveUp(ctx context.Context) error {
+	if waitCtx(ctx, 2*s.run.plan.maxTTL) {
+		return context.DeadlineExceeded
+	}
+	return ctx.Err()
+}
+
+// call runs do, which performs the call on the inner store under the
+// context it is given, with the fault drawn for it.
+//
+// do's keep argument is false for a write applied after the caller gave
+// up: its results are no longer anyone's.
+func (s *simStore) call(ctx context.Context, op string, write bool, do func(ctx context.Context, keep bool) error) error {
+	f := s.begin(op, write)
+	p := s.run.plan
+	if f != faultNone && f != faultFail {
+		p.inflight.Add(1)
+		defer p.inflight.Add(-1)
+	}
+	ttl := p.maxTTL
+	switch f {
+	case faultFail:
+		return store.ErrNotReachable
+	case faultHang:
+		s.wait(s.between(ttl/2, 3*ttl))
+		return do(context.Background(), true)
+	case faultDelay:
+		err := do(ctx, true)
+		if !waitCtx(ctx, s.between(0, ttl/2)) {
+			return ctx.Err()
+		}
+		return err
+	case faultLongDelay:
+		err := do(ctx, true)
+		s.wait(s.between(ttl, 5*ttl/2))
+		return err
+	case faultLostReply:
+		_ = do(ctx, true)
+		if s.float() < 0.5 {
+			return s.giveUp(ctx)
+		}
+		return store.ErrNotReachable
+	case faultLateApply:
+		err := s.giveUp(ctx)
+		later := s.between(0, 3*ttl/2)
+		p.inflight.Add(1)
+		s.run.bg.Go(func() {
+			defer p.inflight.Add(-1)
+			s.wait(later)
+			_ = do(context.Background(), false)
+		})
+		return err
+	}
+	return do(ctx, true)
+}
+
+// Get reads key; the checker learns what the caller was shown.
+func (s *simStore) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
+	var (
+		pair *store.KVPair
+		at   time.Time
+	)
+	err := s.call(ctx, "get", false, func(c context.Context, _ bool) error {
+		var err error
+		at = time.Now()
+		pair, err = s.Store.Get(c, key, opts)
+		return err
+	})
+	if ctx.Err() == nil { // else the caller has given up and does not see the answer
+		switch {
+		case err == nil:
+			s.run.check.shown(s.who, pair.Value)
+		case errors.Is(err, store.ErrKeyNotFound):
+			s.run.check.missingRead(s.who, at)
+		}
+	}
+	return pair, err
+}
+
+// AtomicPut compare-and-swaps; every write the inner store applies is
+// recorded with its time.
+func (s *simStore) AtomicPut(ctx context.Context, key string, value []byte, prev *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
+	var (
+		ok   bool
+		pair *store.KVPair
+	)
+	err := s.call(ctx, "put", true, func(c context.Context, keep bool) error {
+		applied, stored, err := s.Store.AtomicPut(c, key, value, prev, opts)
+		if applied {
+			s.run.check.applied(s.who, stored)
+		}
+		if keep {
+			ok, pair = applied, stored
+		}
+		return err
+	})
+	if err == nil && ok && ctx.Err() == nil {
+		s.run.check.shown(s.who, pair.Value)
+	}
+	return ok, pair, err
+}
+
+// AtomicDelete deletes if unchanged (only DeleteElection does).
+func (s *simStore) AtomicDelete(ctx context.Context, key string, prev *store.KVPair) (bool, error) {
+	var ok bool
+	err := s.call(ctx, "delete", true, func(c context.Context, keep bool) error {
+		deleted, err := s.Store.AtomicDelete(c, key, prev)
+		if deleted {
+			s.run.check.goBack("delete")
+			s.run.logf("%s: deleted the key", s.who.label)
+		}
+		if keep {
+			ok = deleted
+		}
+		return err
+	})
+	return ok, err
+}
+
+// Watch opens the inner watch and forwards its events through faults.
+func (s *simStore) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
+	var in <-chan *store.KVPair
+	err := s.call(ctx, "watch", false, func(_ context.Context, _ bool) error {
+		var err error
+		in, err = s.Store.Watch(ctx, key, opts) // the watch lives as long as ctx, whatever the fault
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(chan *store.KVPair)
+	s.mu.Lock()
+	s.watches++
+	rng := rand.New(rand.NewPCG(s.run.seed, s.stream<<20|s.watches))
+	s.mu.Unlock()
+	s.run.bg.Go(func() { s.forward(ctx, in, out, rng) })
+	return out, nil
+}
+
+// simHeld is a watch event waiting for its time.
+type simHeld struct {
+	due  time.Time
+	pair *store.KVPair
+}
+
+// forward delivers the inner watch's events to out, dropping, duplicating,
+// delaying and reordering them while the plan is faulty; no event is held
+// longer than the plan's maxWatchDelay. It closes out when the inner
+// channel is closed and drained, or when ctx ends.
+func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out chan<- *store.KVPair, rng *rand.Rand) {
+	defer close(out)
+	var q []simHeld
+	for in != nil || len(q) > 0 {
+		var (
+			send chan<- *store.KVPair
+			head *store.KVPair
+			wake <-chan time.Time
+		)
+		if len(q) > 0 {
+			if d := time.Until(q[0].due); d <= 0 {
+				send, head = out, q[0].pair
+			} else {
+				wake = time.After(d)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case p, ok := <-in:
+			if !ok {
+				in = nil
+				continue
+			}
+			q = s.schedule(q, p, rng)
+		case send <- head:
+			q = q[1:]
+			if ctx.Err() == nil {
+				s.run.check.shown(s.who, head.Value)
+			}
+		case <-wake:
+		}
+	}
+}
+
+// schedule queues one inner event under the plan's watch faults.
+func (s *simStore) schedule(q []simHeld, p *store.KVPair, rng *rand.Rand) []simHeld {
+	now := time.Now()
+	last := now
+	if len(q) > 0 {
+		last = q[len(q)-1].due
+	}
+	plan := s.run.plan
+	if !plan.faulty.Load() {
+		return append(q, simHeld{due: last, pair: p}) // in order
+	}
+	r, x := plan.rates, rng.Float64()
+	add := func(due time.Time) {
+		i := sort.Search(len(q), func(i int) bool { return q[i].due.After(due) })
+		q = append(q, simHeld{})
+		copy(q[i+1:], q[i:])
+		q[i] = simHeld{due: due, pair: p}
+	}
+	md := plan.maxWatchDelay
+	switch {
+	case x < r.drop:
+		s.run.fault(s.who, "watch event dropped (%s)", s.run.describe(p))
+	case x < r.drop+r.dup:
+		s.run.fault(s.who, "watch event duplicated (%s)", s.run.describe(p))
+		add(last)
+		add(now.Add(randBetween(rng, 0, md)))
+	case x < r.drop+r.dup+r.reorder:
+		s.run.fault(s.who, "watch event held back for reordering (%s)", s.run.describe(p))
+		add(now.Add(randBetween(rng, md/2, md)))
+	case x < r.drop+r.dup+r.reorder+r.watchDelay:
+		d := randBetween(rng, 0, md)
+		s.run.fault(s.who, "watch event delayed %v (%s)", d, s.run.describe(p))
+		add(now.Add(d))
+	default:
+		add(last)
+	}
+	return q
+}
+
+// simRec is a stored value decoded, with its short form for the event
+// log. Values are decoded once per run (decoding dominates the cost).
+type simRec struct {
+	rec  record
+	ok   bool // a record of this library
+	desc string
+}
+
+// decode decodes v through the run's cache.
+func (r *simRun) decode(v []byte) *simRec {
+	r.decMu.Lock()
+	defer r.decMu.Unlock()
+	if d, ok := r.decoded[string(v)]; ok {
+		return d
+	}
+	rec, ok := decodeRecord(v)
+	d := &simRec{rec: rec, ok: ok, desc: "foreign"}
+	if ok {
+		d.desc = fmt.Sprintf("g%d t%d s%d", rec.Gen, rec.Term, rec.Seq)
+		switch {
+		case rec.Ended:
+			d.desc += " ended"
+		case rec.free():
+			d.desc += " free"
+		default:
+			d.desc += " " + rec.Leader
+		}
+	}
+	r.decoded[string(v)] = d
+	return d
+}
+
+// describe is a short form of a stored pair for the event log.
+func (r *simRun) describe(p *store.KVPair) string {
+	if p == nil || len(p.Value) == 0 {
+		return "missing"
+	}
+	return fmt.Sprintf("%s @%d", r.decode(p.Value).desc, p.LastIndex)
+}
+
+// describeValue is a short form of a stored value, or of a missing key (nil).
+func (r *simRun) describeValue(v []byte) string {
+	if v == nil {
+		return "missing"
+	}
+	return r.decode(v).desc
+}
