@@ -47,6 +47,7 @@ const simKey = "sim/election"
 
 // simTotals adds up the seeds' runs.
 type simTotals struct {
+	mu                   sync.Mutex
 	seeds                int
 	ttls                 float64
 	virtual              time.Duration
@@ -65,9 +66,17 @@ func TestSimulator(t *testing.T) {
 	}
 	var tot simTotals
 	began := time.Now()
-	for _, seed := range seeds {
-		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) { runSimSeed(t, seed, &tot) })
-	}
+	// Seeds run in parallel (each in its own bubble), as many at once as
+	// -parallel allows (GOMAXPROCS by default); the group returns when all
+	// are done.
+	t.Run("seeds", func(t *testing.T) {
+		for _, seed := range seeds {
+			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+				t.Parallel()
+				runSimSeed(t, seed, &tot)
+			})
+		}
+	})
 	t.Logf("simulator: %d seeds, %.0f simulated TTLs (%v virtual), %d store calls, %d terms, %d faults injected, %d seeds failed, %v real",
 		tot.seeds, tot.ttls, tot.virtual.Round(time.Second), tot.calls, tot.terms, tot.faults, len(tot.failed), time.Since(began).Round(time.Millisecond))
 	for _, f := range tot.failed {
@@ -255,7 +264,10 @@ func newSimRun(t *testing.T, seed uint64) *simRun {
 	r := &simRun{t: t, seed: seed, decoded: map[string]*simRec{}, rng: rand.New(rand.NewPCG(seed, 0x5eed)), t0: time.Now()}
 	r.name = fmt.Sprintf("sim-%d-%d", seed, storeSeq.Add(1))
 	r.log = &simLog{t: t, verbose: *simSeed != 0}
-	ttlChoices := []time.Duration{time.Second, 1500 * time.Millisecond, 2 * time.Second, 3 * time.Second}
+	// A few TTLs per run, within a factor of 1.5 (the run lasts a number of
+	// its longest TTL; its shortest sets the pace of the work).
+	base := []time.Duration{time.Second, 2 * time.Second}[r.rng.IntN(2)]
+	ttlChoices := []time.Duration{base, base * 5 / 4, base * 3 / 2}
 	nc, nf := 2+r.rng.IntN(3), 1+r.rng.IntN(3)
 	for i := range nc {
 		ttl := ttlChoices[r.rng.IntN(len(ttlChoices))]
@@ -432,7 +444,7 @@ func (r *simRun) advance(leader bool) {
 			r.logf("calm again from now")
 			return
 		}
-		r.check.liveness(now.Sub(r.calmSince), r.livenessBound(), leader, r.candidateStates())
+		r.check.liveness(now.Sub(r.calmSince), r.livenessBound(), leader, r.candidateStates)
 		if !now.Before(r.phaseUntil) {
 			r.enterFaulty()
 		}
@@ -906,6 +918,8 @@ func (r *simRun) shutdown() {
 func (r *simRun) report(tot *simTotals) {
 	c := r.check
 	virtual := r.since()
+	tot.mu.Lock()
+	defer tot.mu.Unlock()
 	c.mu.Lock()
 	tot.seeds++
 	tot.virtual += virtual

@@ -480,13 +480,13 @@ func (c *simChecker) checkNaming(w *simWitness, o Observation, until time.Time) 
 }
 
 // liveness checks invariant 4 at a driver step of a calm phase.
-func (c *simChecker) liveness(calmFor, bound time.Duration, leader bool, why string) {
+func (c *simChecker) liveness(calmFor, bound time.Duration, leader bool, why func() string) {
 	if leader || calmFor <= bound {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.fail("liveness", "no leader %v into a calm phase (bound %v); %s", calmFor, bound, why)
+	c.fail("liveness", "no leader %v into a calm phase (bound %v); %s", calmFor, bound, why())
 }
 
 // stopTook checks invariant 6 for one Stop or cancel.
