@@ -8,13 +8,16 @@ package leadership
 // checker (siminvariants_test.go) judges the invariants after every step.
 //
 //	go test -run 'TestSimulator' -v .                      # the CI share: 200 seeds
-//	go test -run 'TestSimulator' -sim.seed=N -v .          # replay one seed with its event log
+//	go test -run 'TestSimulator' -sim.seed=N -v .          # replay one seed, printing its event log if it fails
 //	go test -run 'TestSimulator' -sim.seeds=5000 -sim.first=1000 .   # soak other seeds
 //
-// Every random choice comes from the seed (PCG streams per participant), so
-// a replay follows the same plan; the engine's own backoff jitter and
-// write tokens are not seeded, so a replay is close to, not always exactly,
-// the original run.
+// Every random choice of the simulator comes from the seed (PCG streams per
+// participant and per watch), so a replay follows the same plan. The engine's
+// own retry jitter (math/rand/v2's global source) cannot be seeded, and
+// goroutines woken at the same virtual instant run in any order, so a run
+// can drift from the original after its first store error or race: a
+// replay runs the seed up to -sim.tries times and prints the full event log
+// of the first run that breaks an invariant.
 
 import (
 	"context"
@@ -38,6 +41,7 @@ var (
 	simSeeds     = flag.Int("sim.seeds", 200, "simulator: number of seeds to soak")
 	simFirst     = flag.Uint64("sim.first", 1, "simulator: first seed of the soak")
 	simTTLs      = flag.Int("sim.ttls", 500, "simulator: simulated TTLs (of the run's longest TTL) per seed")
+	simTries     = flag.Int("sim.tries", 10, "simulator: runs of a replayed seed, until one breaks an invariant")
 	simKeepGoing = flag.Bool("sim.keepgoing", false, "simulator: keep running a seed after its first violation")
 	simRealLimit = flag.Duration("sim.realtimeout", time.Minute, "simulator: real time after which a seed is declared stuck")
 )
@@ -70,6 +74,14 @@ func TestSimulator(t *testing.T) {
 	// -parallel allows (GOMAXPROCS by default); the group returns when all
 	// are done.
 	t.Run("seeds", func(t *testing.T) {
+		if *simSeed != 0 {
+			for try := 1; try <= *simTries; try++ {
+				if !t.Run(fmt.Sprintf("seed=%d,try=%d", *simSeed, try), func(t *testing.T) { runSimSeed(t, *simSeed, &tot) }) {
+					break
+				}
+			}
+			return
+		}
 		for _, seed := range seeds {
 			t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 				t.Parallel()
@@ -104,14 +116,14 @@ func runSimSeed(t *testing.T, seed uint64, tot *simTotals) {
 	})
 }
 
-// simLog keeps a run's events: all of them printed live when replaying,
-// the last simLogTail otherwise.
+// simLog keeps a run's last simLogTail events, and all of them when
+// replaying.
 type simLog struct {
-	mu      sync.Mutex
-	t       *testing.T
-	verbose bool
-	ring    []string
-	next    int
+	mu   sync.Mutex
+	ring []string
+	next int
+	all  []string // when replaying
+	keep bool
 }
 
 const simLogTail = 60
@@ -119,8 +131,8 @@ const simLogTail = 60
 func (l *simLog) add(line string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.verbose {
-		l.t.Log(line)
+	if l.keep {
+		l.all = append(l.all, line)
 	}
 	if len(l.ring) < simLogTail {
 		l.ring = append(l.ring, line)
@@ -263,7 +275,7 @@ func (r *simRun) livenessBound() time.Duration { return 3*r.maxTTL + r.maxTTL/3 
 func newSimRun(t *testing.T, seed uint64) *simRun {
 	r := &simRun{t: t, seed: seed, decoded: map[string]*simRec{}, rng: rand.New(rand.NewPCG(seed, 0x5eed)), t0: time.Now()}
 	r.name = fmt.Sprintf("sim-%d-%d", seed, storeSeq.Add(1))
-	r.log = &simLog{t: t, verbose: *simSeed != 0}
+	r.log = &simLog{keep: *simSeed != 0}
 	// A few TTLs per run, within a factor of 1.5 (the run lasts a number of
 	// its longest TTL; its shortest sets the pace of the work).
 	base := []time.Duration{time.Second, 2 * time.Second}[r.rng.IntN(2)]
@@ -930,6 +942,9 @@ func (r *simRun) report(tot *simTotals) {
 	tot.faults += int(r.faults.Load())
 	if !c.failed() {
 		return
+	}
+	if r.log.keep {
+		r.t.Logf("event log of seed %d:\n%s", r.seed, strings.Join(r.log.all, "\n"))
 	}
 	tot.failed = append(tot.failed, fmt.Sprintf("seed %d: %s", r.seed, strings.Join(c.firstInvariants(), ", ")))
 	r.t.Errorf("seed %d broke an invariant\n%s\nlast events before the first violation:\n%s\nreplay: go test -run 'TestSimulator' -sim.seed=%d -v .",

@@ -22,9 +22,11 @@ package leadership
 //     One exception, the documented limitation of a store that goes back in
 //     time: a term of candidate C may have a token no greater than that of
 //     an earlier term U when the store lost its data or was restored from a
-//     backup after U began and before C was created, and C was never shown
-//     (by a read, a watch event or a write's reply) a record with a term as
-//     high as U's.
+//     backup after U's record was written, C had been shown no record at all
+//     before that (it was created after the loss, or had not read the key
+//     yet), and C was never shown (by a read, a watch event or a write's
+//     reply) a record with a term as high as U's. "Before" is the order in
+//     which the checker saw the events, exact even within one instant.
 //  3. Followers. For a holder H and term T let lastApply(H,T) be the latest
 //     virtual time at which the store applied a write naming H as holder in
 //     term T (an engine write, a late write, a restore, an identical
@@ -83,6 +85,7 @@ type simWitness struct {
 	started time.Time
 
 	shown   []simShown  // rises of the highest term shown to it
+	first   uint64      // sequence number of the first record shown to it, 0 if none
 	missing []time.Time // when reads returned to it showed the key missing (the read's time)
 	missAt  []time.Time // when those reads returned
 	calls   []time.Time // its store calls in the last second
@@ -95,6 +98,7 @@ type simWitness struct {
 type simShown struct {
 	at   time.Time
 	term uint64
+	how  string // "get", "put" or "watch"
 }
 
 // simNaming is a follower's observation as the checker keeps it.
@@ -102,14 +106,15 @@ type simNaming struct {
 	Observation
 }
 
-// maxShownBefore is the highest term shown to w before t.
-func (w *simWitness) maxShownBefore(t time.Time) uint64 {
-	var m uint64
+// maxShownBefore is the highest term shown to w before t, and how and
+// when it was shown.
+func (w *simWitness) maxShownBefore(t time.Time) simShown {
+	var m simShown
 	for _, s := range w.shown {
 		if !s.at.Before(t) {
 			break
 		}
-		m = s.term
+		m = s
 	}
 	return m
 }
@@ -135,12 +140,14 @@ type simHolder struct {
 type simApply struct {
 	at  time.Time
 	ttl time.Duration
+	seq uint64
 }
 
 // simGoBack is a moment the store went back in time.
 type simGoBack struct {
 	at   time.Time
 	kind string // "loss", "restore", "delete"
+	seq  uint64
 }
 
 // simViolation is one broken invariant.
@@ -168,6 +175,7 @@ type simChecker struct {
 	tail       []string             // the event log when the first violation was found
 	pairs      map[[2]*simTerm]bool // pairs of terms already reported
 	calls      int
+	seq        uint64 // orders applies, shows and go-backs, even within one instant
 }
 
 type simTermKey struct {
@@ -228,11 +236,13 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair) {
 		return
 	}
 	h := simHolder{rec.Leader, rec.Term}
-	c.applies[h] = append(c.applies[h], simApply{at: time.Now(), ttl: rec.ttl()})
+	c.seq++
+	c.applies[h] = append(c.applies[h], simApply{at: time.Now(), ttl: rec.ttl(), seq: c.seq})
 }
 
-// shown records a value a participant was shown.
-func (c *simChecker) shown(w *simWitness, value []byte) {
+// shown records a value a participant was shown, by how ("get", "put",
+// "watch").
+func (c *simChecker) shown(w *simWitness, value []byte, how string) {
 	d := c.run.decode(value)
 	if !d.ok {
 		return
@@ -240,8 +250,12 @@ func (c *simChecker) shown(w *simWitness, value []byte) {
 	rec := d.rec
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.seq++
+	if w.first == 0 {
+		w.first = c.seq
+	}
 	if n := len(w.shown); n == 0 || w.shown[n-1].term < rec.Term {
-		w.shown = append(w.shown, simShown{at: time.Now(), term: rec.Term})
+		w.shown = append(w.shown, simShown{at: time.Now(), term: rec.Term, how: how})
 	}
 }
 
@@ -257,7 +271,8 @@ func (c *simChecker) missingRead(w *simWitness, at time.Time) {
 func (c *simChecker) goBack(kind string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.goBacks = append(c.goBacks, simGoBack{at: time.Now(), kind: kind})
+	c.seq++
+	c.goBacks = append(c.goBacks, simGoBack{at: time.Now(), kind: kind, seq: c.seq})
 	if kind == "delete" {
 		c.epoch++
 	}
@@ -362,16 +377,17 @@ func (c *simChecker) checkToken(t *simTerm) {
 			continue
 		}
 		if c.excused(late, early) {
-			c.run.logf("token %d of %s not above %d of %s: excused (created after the store went back, never shown term %d)",
+			c.run.logf("token %d of %s not above %d of %s: excused (shown nothing before the store went back, never term %d)",
 				late.token, late.who.label, early.token, early.who.label, early.token)
 			continue
 		}
 		if !c.firstReport(late, early) {
 			continue
 		}
-		c.fail("tokens", "term %d of %s began at %v, after term %d of %s began at %v (%s was shown terms up to %d)",
+		m := late.who.maxShownBefore(late.start)
+		c.fail("tokens", "term %d of %s began at %v, after term %d of %s began at %v (%s was shown terms up to %d, by %s at %v; store went back since %v: %v)",
 			late.token, late.who.label, c.run.at(late.start), early.token, early.who.label, c.run.at(early.start),
-			late.who.label, late.who.maxShownBefore(late.start))
+			late.who.label, m.term, m.how, c.run.at(m.at), c.run.at(early.start), c.wentBackBetween(early.start, late.start))
 	}
 }
 
@@ -389,19 +405,33 @@ func (c *simChecker) firstReport(a, b *simTerm) bool {
 }
 
 // excused reports whether the documented limitation covers late's token not
-// being above early's: the store went back in time after early began and
-// before late's candidate was created, and that candidate was never shown a
-// term as high as early's.
+// being above early's: the store went back in time (lost its data or was
+// restored) after early's record was written, late's candidate had been
+// shown no record before that, and it was never shown a term as high as
+// early's.
 func (c *simChecker) excused(late, early *simTerm) bool {
-	if late.who.maxShownBefore(late.start) >= early.token {
+	if late.who.maxShownBefore(late.start).term >= early.token {
 		return false
 	}
+	written := c.appliedSeq(early)
 	for _, g := range c.goBacks {
-		if g.kind != "delete" && g.at.After(early.start) && g.at.Before(late.who.started) {
+		if g.kind != "delete" && g.seq > written && g.at.Before(late.start) && (late.who.first == 0 || late.who.first > g.seq) {
 			return true
 		}
 	}
 	return false
+}
+
+// appliedSeq is the sequence number of the write that began t: the last
+// write naming t's holder in its term applied no later than t began.
+func (c *simChecker) appliedSeq(t *simTerm) uint64 {
+	name, _, _ := strings.Cut(t.who.label, "#")
+	as := c.applies[simHolder{name, t.token}]
+	n := sort.Search(len(as), func(i int) bool { return as[i].at.After(t.start) })
+	if n == 0 {
+		return 0
+	}
+	return as[n-1].seq
 }
 
 // observed records a follower's observation, closing the previous one.

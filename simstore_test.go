@@ -233,7 +233,7 @@ func (s *simStore) Get(ctx context.Context, key string, opts *store.ReadOptions)
 	if ctx.Err() == nil { // else the caller has given up and does not see the answer
 		switch {
 		case err == nil:
-			s.run.check.shown(s.who, pair.Value)
+			s.run.check.shown(s.who, pair.Value, "get")
 		case errors.Is(err, store.ErrKeyNotFound):
 			s.run.check.missingRead(s.who, at)
 		}
@@ -259,7 +259,7 @@ func (s *simStore) AtomicPut(ctx context.Context, key string, value []byte, prev
 		return err
 	})
 	if err == nil && ok && ctx.Err() == nil {
-		s.run.check.shown(s.who, pair.Value)
+		s.run.check.shown(s.who, pair.Value, "put")
 	}
 	return ok, pair, err
 }
@@ -339,7 +339,7 @@ func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out cha
 		case send <- head:
 			q = q[1:]
 			if ctx.Err() == nil {
-				s.run.check.shown(s.who, head.Value)
+				s.run.check.shown(s.who, head.Value, "watch")
 			}
 		case <-wake:
 		}
