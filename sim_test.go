@@ -840,8 +840,8 @@ func (r *simRun) actRestore() bool {
 		return false
 	}
 	v := olds[r.rng.IntN(len(olds))]
-	r.rawPut(v, fmt.Sprintf("FAULT restored an older record (%s over %s)", r.describeValue(v), r.describeValue(cur)))
 	r.check.goBack("restore")
+	r.rawPut(v, fmt.Sprintf("FAULT restored an older record (%s over %s)", r.describeValue(v), r.describeValue(cur)))
 	return true
 }
 

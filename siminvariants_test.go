@@ -27,6 +27,12 @@ package leadership
 //     yet), and C was never shown (by a read, a watch event or a write's
 //     reply) a record with a term as high as U's. "Before" is the order in
 //     which the checker saw the events, exact even within one instant.
+//     A violation is reported as "tokens-unseen" when C was never shown U's
+//     term and the store went back in time (a loss, a restore, or a write
+//     that made the record older by matching a reused index) between the
+//     two terms: the wider limitation that a candidate which lived through
+//     the loss but never saw the newest term cannot number above it. Every
+//     other violation is "tokens".
 //  3. Followers. For a holder H and term T let lastApply(H,T) be the latest
 //     virtual time at which the store applied a write naming H as holder in
 //     term T (an engine write, a late write, a restore, an identical
@@ -166,6 +172,7 @@ type simChecker struct {
 	applies   map[simHolder][]simApply
 	history   [][]byte // the latest applied values
 	lastIndex uint64   // index of the latest applied write
+	current   []byte   // the value at the key as the checker knows it, nil when missing
 	goBacks   []simGoBack
 	epoch     int
 	terms     []*simTerm
@@ -226,6 +233,18 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair) {
 	defer c.mu.Unlock()
 	c.run.logf("%s: applied %s", w.label, c.run.describe(pair))
 	c.lastIndex = pair.LastIndex
+	if c.current != nil {
+		// A compare-and-swap that matched a reused index (a write sent
+		// before the store lost its data, applied after) or a restore can
+		// make the record older: the store went back in time.
+		if old, now := c.run.decode(c.current), c.run.decode(pair.Value); old.ok && now.ok &&
+			!now.rec.newerThan(&old.rec) && now.rec.Token != old.rec.Token {
+			c.seq++
+			c.goBacks = append(c.goBacks, simGoBack{at: time.Now(), kind: "older write", seq: c.seq})
+			c.run.logf("the store went back in time: %s over %s", now.desc, old.desc)
+		}
+	}
+	c.current = pair.Value
 	c.history = append(c.history, pair.Value)
 	if len(c.history) > historyLen {
 		c.history = c.history[1:]
@@ -273,6 +292,9 @@ func (c *simChecker) goBack(kind string) {
 	defer c.mu.Unlock()
 	c.seq++
 	c.goBacks = append(c.goBacks, simGoBack{at: time.Now(), kind: kind, seq: c.seq})
+	if kind != "restore" {
+		c.current = nil // lost or deleted; a restore is recorded by its write
+	}
 	if kind == "delete" {
 		c.epoch++
 	}
@@ -385,7 +407,11 @@ func (c *simChecker) checkToken(t *simTerm) {
 			continue
 		}
 		m := late.who.maxShownBefore(late.start)
-		c.fail("tokens", "term %d of %s began at %v, after term %d of %s began at %v (%s was shown terms up to %d, by %s at %v; store went back since %v: %v)",
+		invariant := "tokens"
+		if m.term < early.token && c.wentBackBetween(early.start, late.start) {
+			invariant = "tokens-unseen" // never shown early's term, and the store went back since
+		}
+		c.fail(invariant, "term %d of %s began at %v, after term %d of %s began at %v (%s was shown terms up to %d, by %s at %v; store went back since %v: %v)",
 			late.token, late.who.label, c.run.at(late.start), early.token, early.who.label, c.run.at(early.start),
 			late.who.label, m.term, m.how, c.run.at(m.at), c.run.at(early.start), c.wentBackBetween(early.start, late.start))
 	}
