@@ -368,12 +368,14 @@ func (t *simTerm) endAt(now time.Time) time.Time {
 }
 
 // checkOverlap compares t's interval with every other term's (invariant 1).
+// An interval of zero virtual length (a term granted and ended within one
+// instant) is no leadership and overlaps nothing.
 func (c *simChecker) checkOverlap(t *simTerm, now time.Time) {
-	if !t.endKnown {
+	if !t.endKnown || !t.start.Before(t.endAt(now)) {
 		return
 	}
 	for _, u := range c.terms {
-		if u == t || !u.endKnown {
+		if u == t || !u.endKnown || !u.start.Before(u.endAt(now)) {
 			continue
 		}
 		if t.start.Before(u.endAt(now)) && u.start.Before(t.endAt(now)) && c.firstReport(t, u) {
