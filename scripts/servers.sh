@@ -5,8 +5,8 @@
 #   servers.sh install [all|etcd|zookeeper|redis|postgres|consul]...
 #   servers.sh start   NAME...      (NAME: etcd etcd-cluster zookeeper
 #                                    zookeeper-ensemble redis postgres consul all)
-#   servers.sh stop    [NAME...]    (default: all)
-#   servers.sh restart NAME...
+#   servers.sh stop    [--wipe] [NAME...]    (default: all)
+#   servers.sh restart [--wipe] NAME...      (--wipe: delete their data)
 #   servers.sh kill    NAME [INDEX|leader]   (SIGKILL one member, default 1)
 #   servers.sh env | status | etcd-leader | zk-leader | clean
 #
@@ -644,19 +644,58 @@ stop_names() { # NAME...: TERM every member, wait, KILL after the grace period
 	done
 }
 
+# wipe_names NAME...: delete the on-disk data of stopped servers, so that
+# the next start begins empty, as a server whose disk was lost: etcd's and
+# ZooKeeper's data dirs, PostgreSQL's cluster (start runs initdb and creates
+# the database again). Redis and Consul keep no data here: nothing to do.
+wipe_names() {
+	local name i
+	for name in "$@"; do
+		for ((i = 1; i <= $(members "$name"); i++)); do
+			! member_pid "$name" "$i" >/dev/null || die "$name member $i is running: stop it before wiping"
+		done
+		case $name in
+		etcd | etcd-cluster | zookeeper | zookeeper-ensemble)
+			for ((i = 1; i <= $(members "$name"); i++)); do
+				rm -rf -- "$(sdir "$name")/m$i.data"
+			done
+			;;
+		postgres) rm -rf -- "$(sdir postgres)/data" ;;
+		redis | consul) ;;
+		esac
+		log "$name data wiped"
+	done
+}
+
+# parse_wipe ARGS...: sets WIPE=1 and NAMES to the other arguments.
+parse_wipe() {
+	WIPE=""
+	NAMES=()
+	local a
+	for a in "$@"; do
+		if [[ $a == --wipe ]]; then WIPE=1; else NAMES+=("$a"); fi
+	done
+}
+
 cmd_stop() {
 	local names
-	if (($#)); then names=$(expand_names "$@"); else names=$(expand_names all); fi
+	parse_wipe "$@"
+	if ((${#NAMES[@]})); then names=$(expand_names "${NAMES[@]}"); else names=$(expand_names all); fi
 	# shellcheck disable=SC2086
 	stop_names $names
+	# shellcheck disable=SC2086
+	[[ -z $WIPE ]] || wipe_names $names
 }
 
 cmd_restart() {
-	(($#)) || die "usage: $0 restart NAME..."
+	parse_wipe "$@"
+	((${#NAMES[@]})) || die "usage: $0 restart [--wipe] NAME..."
 	local names
-	names=$(expand_names "$@")
+	names=$(expand_names "${NAMES[@]}")
 	# shellcheck disable=SC2086
 	stop_names $names
+	# shellcheck disable=SC2086
+	[[ -z $WIPE ]] || wipe_names $names
 	# shellcheck disable=SC2086
 	cmd_start $names
 }
