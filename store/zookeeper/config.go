@@ -48,7 +48,8 @@ type Config struct {
 	// SessionTimeout is the ZooKeeper session timeout: how long the
 	// ensemble keeps the session (its ephemeral nodes and locks) after
 	// losing the client. It is ZooKeeper's own liveness, which elections do
-	// not use. Default DefaultSessionTimeout.
+	// not use; a store without its session for that long opens a new one
+	// (see the package documentation). Default DefaultSessionTimeout.
 	SessionTimeout time.Duration
 
 	// DialTimeout bounds Open: the TCP connections, the session handshake

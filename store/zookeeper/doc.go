@@ -52,9 +52,9 @@
 //     nodes.
 //   - Watch sends the current pair (an empty pair, nil Value, when the key
 //     does not exist), then the new pair after each change and an empty
-//     pair after a delete; it keeps watching through deletes, re-creations
-//     and session expiries, and closes its channel when its context ends,
-//     the store closes or a read fails (watch again then).
+//     pair after a delete; it keeps watching through deletes, re-creations,
+//     session expiries and new sessions, and closes its channel when its
+//     context ends, the store closes or a read fails (watch again then).
 //   - Put with WriteOptions.TTL creates an ephemeral node (it lives as long
 //     as the session; the TTL's length is not used), as kvtools does.
 //   - With Username, created nodes get CREATOR_ALL_ACL (only sessions
@@ -101,7 +101,14 @@
 //     ensemble keeps a silent client's session, its ephemeral nodes and
 //     locks. Elections do not use it (the record's TTL is timed by the
 //     observers), but a client cut off for longer loses its session; the zk
-//     client then opens a new one by itself and watches are set again.
+//     client then opens a new one by itself and watches are set again. A
+//     server restarted without its data (or restored from an older
+//     snapshot) does not say the session expired: it refuses every attempt
+//     to resume a session that has seen transactions it lacks, and the zk
+//     client would retry forever. So a store that has been without its
+//     session for the session timeout replaces its zk client, which starts
+//     a new session (Curator's "simulated session expiration"); watches
+//     move to it, locks and ephemeral nodes of the old session are lost.
 //   - Data versions restart at 0 when a key is deleted and created again:
 //     a compare-and-swap against a pair read before the delete succeeds if
 //     the new node reached the same version (ABA). The engine never deletes

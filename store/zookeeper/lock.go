@@ -24,7 +24,8 @@ func (s *kv) NewLock(_ context.Context, key string, opts *store.LockOptions) (st
 	if opts != nil && opts.Value != nil {
 		value = opts.Value
 	}
-	return &lock{s: s, path: p, value: value, zl: zk.NewLock(s.conn, p, s.acl)}, nil
+	c := s.cur.Load()
+	return &lock{s: s, path: p, value: value, c: c, zl: zk.NewLock(c.conn, p, s.acl)}, nil
 }
 
 type lock struct {
@@ -33,6 +34,7 @@ type lock struct {
 	value []byte
 
 	mu     sync.Mutex
+	c      *client // zl's
 	zl     *zk.Lock
 	held   bool
 	cancel context.CancelFunc // stops the monitor
@@ -46,8 +48,13 @@ func (l *lock) Lock(ctx context.Context) (<-chan struct{}, error) {
 	if l.held {
 		return nil, zk.ErrDeadlock
 	}
+	if c := l.s.cur.Load(); c != l.c {
+		// The store replaced its session: the recipe starts over on the
+		// new one.
+		l.c, l.zl = c, zk.NewLock(c.conn, l.path, l.s.acl)
+	}
 	done := make(chan error, 1)
-	zl := l.zl
+	zl, c := l.zl, l.c
 	l.s.tasks.Go(func() { done <- zl.Lock() })
 	var err error
 	select {
@@ -55,7 +62,7 @@ func (l *lock) Lock(ctx context.Context) (<-chan struct{}, error) {
 	case <-ctx.Done():
 		// Give the lock up when (if) it is acquired; a fresh zk.Lock for
 		// the next attempt.
-		l.zl = zk.NewLock(l.s.conn, l.path, l.s.acl)
+		l.zl = zk.NewLock(c.conn, l.path, l.s.acl)
 		l.s.tasks.Go(func() {
 			if <-done == nil {
 				_ = zl.Unlock()
@@ -66,23 +73,23 @@ func (l *lock) Lock(ctx context.Context) (<-chan struct{}, error) {
 	if err != nil {
 		return nil, l.s.fail("lock", err)
 	}
-	if _, err := l.s.conn.Set(l.path, l.value, -1); err != nil {
+	if _, err := c.conn.Set(l.path, l.value, -1); err != nil {
 		_ = zl.Unlock()
 		return nil, l.s.fail("lock", err)
 	}
 	lost := make(chan struct{})
 	mctx, cancel := l.s.merge(ctx)
 	l.held, l.cancel = true, cancel
-	l.s.tasks.Go(func() { l.monitor(mctx, lost) })
+	l.s.tasks.Go(func() { l.monitor(mctx, c, lost) })
 	return lost, nil
 }
 
 // monitor closes lost when the lock's value changes, the session expires
-// or the store closes.
-func (l *lock) monitor(ctx context.Context, lost chan struct{}) {
+// or is replaced, or the store closes.
+func (l *lock) monitor(ctx context.Context, c *client, lost chan struct{}) {
 	defer close(lost)
 	for {
-		_, _, ev, err := l.s.conn.GetW(l.path)
+		_, _, ev, err := c.conn.GetW(l.path)
 		if err != nil {
 			return
 		}
@@ -107,8 +114,8 @@ func (l *lock) Unlock(_ context.Context) error {
 	l.held = false
 	l.cancel()
 	err := l.zl.Unlock()
-	if errors.Is(err, zk.ErrNoNode) {
-		err = nil
+	if errors.Is(err, zk.ErrNoNode) || (isConnErr(err) && l.s.cur.Load() != l.c) {
+		err = nil // gone, or gone with the session the store replaced
 	}
 	return l.s.fail("unlock", err)
 }

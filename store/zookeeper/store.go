@@ -34,18 +34,19 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	conn := s.zc()
 	octx, cancel := context.WithTimeout(ctx, st.dialTimeout)
 	defer cancel()
 	done := make(chan error, 1)
 	var probe sync.WaitGroup
 	probe.Go(func() {
 		if st.username != "" {
-			if err := s.conn.AddAuth("digest", []byte(st.username+":"+st.password)); err != nil {
+			if err := conn.AddAuth("digest", []byte(st.username+":"+st.password)); err != nil {
 				done <- fmt.Errorf("digest authentication: %w", err)
 				return
 			}
 		}
-		_, _, err := s.conn.Exists("/")
+		_, _, err := conn.Exists("/")
 		done <- err
 	})
 	select {
@@ -61,19 +62,21 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		}
 		return nil, &UnreachableError{Op: "open", Endpoints: st.endpoints, Err: err}
 	}
+	s.tasks.Go(s.monitor)
 	return guard.Wrap(s, st.requestTimeout), nil
 }
 
-// kv implements store.Store on one zk.Conn (one ZooKeeper session). The zk
-// client ignores contexts; the guard Open puts around kv bounds every call.
+// kv implements store.Store on a zk client (one ZooKeeper session at a
+// time: see monitor). The zk client ignores contexts; the guard Open puts
+// around kv bounds every call.
 type kv struct {
-	conn      *zk.Conn
-	events    <-chan zk.Event
-	dialer    *dialer
+	st        settings
+	cur       atomic.Pointer[client] // the current client
+	swapMu    sync.Mutex             // serialises replacing it and Close
+	replaced  atomic.Int64           // clients replaced
 	endpoints []string
 	acl       []zk.ACL
 
-	closing   *atomic.Bool    // set when Close begins
 	ctx       context.Context // ends at Close: stops watches and lock monitors
 	cancel    context.CancelFunc
 	closed    atomic.Bool
@@ -83,29 +86,13 @@ type kv struct {
 
 // connect starts a zk client; it connects in the background.
 func connect(st settings) (*kv, error) {
-	perDial := max(time.Second, st.dialTimeout/time.Duration(len(st.endpoints)))
-	d := newDialer(min(perDial, st.dialTimeout))
-	closing := new(atomic.Bool)
-	conn, events, err := zk.Connect(st.endpoints, st.sessionTimeout,
-		zk.WithEventCallback(func(ev zk.Event) {
-			// See Close: once it has begun, the client's loop pauses here
-			// on its way out, so that zk's close request is queued before
-			// the loop answers the requests it did not send.
-			if closing.Load() && ev.Type == zk.EventSession && ev.State == zk.StateDisconnected {
-				time.Sleep(5 * time.Millisecond)
-			}
-		}),
-		zk.WithHostProvider(&hostProvider{}),
-		zk.WithDialer(d.dial),
-		zk.WithLogger(zkLogger{}),
-		zk.WithLogInfo(false),
-	)
+	c, err := newClient(st)
 	if err != nil {
-		d.close()
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &kv{conn: conn, events: events, dialer: d, endpoints: st.endpoints, ctx: ctx, cancel: cancel, acl: zk.WorldACL(zk.PermAll), closing: closing}
+	s := &kv{st: st, endpoints: st.endpoints, ctx: ctx, cancel: cancel, acl: zk.WorldACL(zk.PermAll)}
+	s.cur.Store(c)
 	if st.username != "" {
 		s.acl = zk.AuthACL(zk.PermAll)
 	}
@@ -119,44 +106,15 @@ func (s *kv) Close() error {
 	s.closeOnce.Do(func() {
 		s.closed.Store(true)
 		s.cancel()
-		if s.conn.State() == zk.StateHasSession {
-			// End the session gracefully (its ephemeral nodes go at once):
-			// zk waits up to 1s for the server's answer.
-			s.conn.Close()
-			s.dialer.close()
-		} else {
-			// No session to end. zk's Close queues a close request and
-			// waits up to 1s for its answer, which comes (as an error) only
-			// if the client's loop is then between connection attempts and
-			// notices the close after the request was queued. So: break
-			// the connection first (which also frees a client stuck in a
-			// handshake with a hung server), let the loop fail its next
-			// dial at once (the dialer is closed) and wait between rounds,
-			// then close; the event callback makes the loop pause before
-			// it answers what it did not send (see connect).
-			s.closing.Store(true)
-			s.dialer.close()
-			for i := 0; i < 100 && s.conn.State() != zk.StateConnecting; i++ {
-				time.Sleep(time.Millisecond)
-			}
-			s.conn.Close()
-		}
-		t := time.NewTimer(closeGrace)
-		defer t.Stop()
-		// The client closes its event channel when its last goroutine ends.
-	drain:
-		for {
-			select {
-			case _, ok := <-s.events:
-				if !ok {
-					break drain
-				}
-			case <-t.C:
-				break drain
-			}
-		}
+		s.swapMu.Lock() // no client replaced from now on
+		c := s.cur.Load()
+		s.swapMu.Unlock()
+		start := time.Now()
+		c.close()
 		done := make(chan struct{})
 		go func() { s.tasks.Wait(); close(done) }()
+		t := time.NewTimer(max(closeGrace-time.Since(start), 0))
+		defer t.Stop()
 		select {
 		case <-done:
 		case <-t.C:
@@ -198,7 +156,7 @@ func consistent(opts *store.ReadOptions) bool { return opts == nil || opts.Consi
 
 // sync makes the server this session reads from catch up with the leader.
 func (s *kv) sync(p string) error {
-	_, err := s.conn.Sync(p)
+	_, err := s.zc().Sync(p)
 	return err
 }
 
@@ -222,7 +180,7 @@ func (s *kv) Get(_ context.Context, key string, opts *store.ReadOptions) (*store
 			return nil, s.fail("get", err)
 		}
 	}
-	data, stat, err := s.conn.Get(p)
+	data, stat, err := s.zc().Get(p)
 	if err != nil {
 		return nil, s.fail("get", err)
 	}
@@ -240,14 +198,14 @@ func (s *kv) Exists(_ context.Context, key string, opts *store.ReadOptions) (boo
 			return false, s.fail("exists", err)
 		}
 	}
-	ok, _, err := s.conn.Exists(p)
+	ok, _, err := s.zc().Exists(p)
 	return ok, s.fail("exists", err)
 }
 
 // create creates p with data, and its missing parents (empty) first.
 func (s *kv) create(p string, data []byte, flags int32) error {
 	for attempt := 0; ; attempt++ {
-		_, err := s.conn.Create(p, data, flags, s.acl)
+		_, err := s.zc().Create(p, data, flags, s.acl)
 		if !errors.Is(err, zk.ErrNoNode) || attempt == 3 {
 			return err
 		}
@@ -257,7 +215,7 @@ func (s *kv) create(p string, data []byte, flags int32) error {
 			if p[i] != '/' {
 				continue
 			}
-			if _, err := s.conn.Create(p[:i], []byte{}, 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
+			if _, err := s.zc().Create(p[:i], []byte{}, 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
 				return err
 			}
 		}
@@ -286,7 +244,7 @@ func (s *kv) Put(ctx context.Context, key string, value []byte, opts *store.Writ
 		return err
 	}
 	for {
-		_, err := s.conn.Set(p, value, -1)
+		_, err := s.zc().Set(p, value, -1)
 		if !errors.Is(err, zk.ErrNoNode) {
 			return s.fail("put", err)
 		}
@@ -307,7 +265,7 @@ func (s *kv) Delete(_ context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	return s.fail("delete", s.conn.Delete(p, -1))
+	return s.fail("delete", s.zc().Delete(p, -1))
 }
 
 // version converts a LastIndex to a znode data version. ok is false when
@@ -342,7 +300,7 @@ func (s *kv) AtomicPut(_ context.Context, key string, value []byte, previous *st
 	if !ok {
 		return false, nil, store.ErrKeyModified
 	}
-	stat, err := s.conn.Set(p, value, v)
+	stat, err := s.zc().Set(p, value, v)
 	switch {
 	case errors.Is(err, zk.ErrBadVersion):
 		return false, nil, store.ErrKeyModified
@@ -365,7 +323,7 @@ func (s *kv) AtomicDelete(_ context.Context, key string, previous *store.KVPair)
 	if !ok {
 		return false, store.ErrKeyModified
 	}
-	err = s.conn.Delete(p, v)
+	err = s.zc().Delete(p, v)
 	switch {
 	case errors.Is(err, zk.ErrBadVersion):
 		return false, store.ErrKeyModified
@@ -382,7 +340,7 @@ func (s *kv) descendants(p string) (paths []string, ok bool, err error) {
 	for len(queue) > 0 {
 		dir := queue[0]
 		queue = queue[1:]
-		children, _, err := s.conn.Children(dir)
+		children, _, err := s.zc().Children(dir)
 		if errors.Is(err, zk.ErrNoNode) {
 			if dir == p {
 				return nil, false, nil
@@ -428,7 +386,7 @@ func (s *kv) List(_ context.Context, directory string, opts *store.ReadOptions) 
 		if isLockNode(c) {
 			continue
 		}
-		data, stat, err := s.conn.Get(c)
+		data, stat, err := s.zc().Get(c)
 		if errors.Is(err, zk.ErrNoNode) {
 			continue
 		}
@@ -461,7 +419,7 @@ func (s *kv) DeleteTree(ctx context.Context, directory string) error {
 			ops = append(ops, &zk.DeleteRequest{Path: paths[i], Version: -1})
 		}
 		ops = append(ops, &zk.DeleteRequest{Path: p, Version: -1})
-		_, err = s.conn.Multi(ops...)
+		_, err = s.zc().Multi(ops...)
 		if err == nil {
 			return nil
 		}

@@ -11,6 +11,12 @@ import (
 	"github.com/leadership-go/leadership/store/internal/ctxutil"
 )
 
+// replacedSince reports whether a call on c failed because the store
+// replaced c meanwhile: the caller should try again on the new client.
+func (s *kv) replacedSince(c *client, err error) bool {
+	return err != nil && isConnErr(err) && !s.closed.Load() && s.cur.Load() != c
+}
+
 // merge returns a context that ends with ctx or with the store.
 func (s *kv) merge(ctx context.Context) (context.Context, context.CancelFunc) {
 	return ctxutil.Joined(ctx, s.ctx)
@@ -19,7 +25,8 @@ func (s *kv) merge(ctx context.Context) (context.Context, context.CancelFunc) {
 // Watch sends the pair at key first (an empty pair, only Key set, when the
 // key does not exist), then the new pair after each change: the new value
 // after a write, an empty pair (nil Value) after a delete. It keeps
-// watching through deletes and re-creations and across a session expiry.
+// watching through deletes and re-creations, across a session expiry and
+// when the store replaces its session (see monitor).
 // ZooKeeper watches fire once, and the value is re-read after each event,
 // so changes in quick succession may arrive as one (the latest). The
 // channel closes when ctx ends, the store closes, or a read fails (the
@@ -43,12 +50,16 @@ func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-cha
 			mzxid  int64
 		)
 		for wctx.Err() == nil {
-			data, stat, ev, err := s.conn.GetW(p)
+			c := s.cur.Load()
+			data, stat, ev, err := c.conn.GetW(p)
 			pair := &store.KVPair{Key: key}
 			switch {
 			case errors.Is(err, zk.ErrNoNode):
 				var found bool
-				found, stat, ev, err = s.conn.ExistsW(p)
+				found, stat, ev, err = c.conn.ExistsW(p)
+				if s.replacedSince(c, err) {
+					continue
+				}
 				if err != nil {
 					return
 				}
@@ -62,6 +73,8 @@ func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-cha
 						return
 					}
 				}
+			case s.replacedSince(c, err):
+				continue
 			case err != nil:
 				return
 			default:
@@ -103,33 +116,39 @@ func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptio
 		defer close(ch)
 		defer cancel()
 		for wctx.Err() == nil {
-			children, _, ev, err := s.conn.ChildrenW(p)
+			c := s.cur.Load()
+			children, _, ev, err := c.conn.ChildrenW(p)
 			if errors.Is(err, zk.ErrNoNode) {
 				var found bool
-				found, _, ev, err = s.conn.ExistsW(p)
+				found, _, ev, err = c.conn.ExistsW(p)
+				if s.replacedSince(c, err) {
+					continue
+				}
 				if err != nil {
 					return
 				}
 				if found {
 					continue
 				}
+			} else if s.replacedSince(c, err) {
+				continue
 			} else if err != nil {
 				return
 			}
 			sort.Strings(children)
 			pairs := make([]*store.KVPair, 0, len(children))
-			for _, c := range children {
-				if isLockNode(c) {
+			for _, child := range children {
+				if isLockNode(child) {
 					continue
 				}
-				data, stat, err := s.conn.Get(p + "/" + c)
+				data, stat, err := c.conn.Get(p + "/" + child)
 				if errors.Is(err, zk.ErrNoNode) {
 					continue // deleted meanwhile; the watch fires again
 				}
 				if err != nil {
 					return
 				}
-				pairs = append(pairs, &store.KVPair{Key: keyOf(p + "/" + c), Value: nonNil(data), LastIndex: uint64(stat.Version)})
+				pairs = append(pairs, &store.KVPair{Key: keyOf(p + "/" + child), Value: nonNil(data), LastIndex: uint64(stat.Version)})
 			}
 			if !ctxutil.Send(wctx, ch, pairs) {
 				return
