@@ -45,8 +45,10 @@ type Config struct {
 	// handle on a table must use the same channel (see ErrChannelMismatch).
 	Channel string
 
-	// ConnectTimeout bounds each connection attempt and the ping done by New.
-	// Default: the DSN's connect_timeout, else DefaultConnectTimeout.
+	// ConnectTimeout bounds each connection attempt and the ping done by
+	// New, and how long a statement may run on after its caller gave up
+	// (see Load in the package documentation). Default: the DSN's
+	// connect_timeout, else DefaultConnectTimeout.
 	ConnectTimeout time.Duration
 
 	// TLS, when set, replaces the TLS configuration derived from the DSN

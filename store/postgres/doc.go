@@ -98,6 +98,21 @@
 // Closing LockOptions.RenewLock clears the owner and sets the expiry one
 // TTL ahead; the caller's channel is never closed by the store.
 //
+// # Load
+//
+// Single-key reads (Get, and the reads of key watches), compare-and-swaps
+// and creates (AtomicPut) are batched: when calls of one kind come faster
+// than their statements return, those waiting meanwhile go together in one
+// statement over arrays (up to 256), whose rows succeed or fail each on
+// its own, as if the calls had run one after the other. Idle, a call runs
+// alone at once. A statement runs under the handle's context, not its
+// caller's: a call whose context ends returns at once, and the statement
+// finishes in the background (within ConnectTimeout), so that the
+// connection stays in the pool (pgx closes a connection whose statement
+// is interrupted). A thousand elections renewing on one handle with the
+// default pool thus take a few statements in flight, not a queue of
+// hundreds in front of every read.
+//
 // # Connection loss
 //
 // Calls fail with an *UnreachableError (errors.Is store.ErrNotReachable)

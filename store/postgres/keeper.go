@@ -3,6 +3,8 @@ package postgres
 import (
 	"context"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 const (
@@ -124,29 +126,19 @@ func (s *Store) heartbeat() {
 
 	sent := time.Now()
 
-	rows, err := s.pool.Query(ctx, s.q.heartbeat, s.id)
-	if err != nil {
-		s.heartbeatFailed(ttl)
-
-		return
-	}
-
 	var (
 		minMs   int64
 		renewed = map[string]time.Duration{}
 	)
 
-	for rows.Next() {
+	err := s.queryAll(ctx, s.q.heartbeat, []any{s.id}, func(rows pgx.Rows) error {
 		var (
 			ms     int64
 			lockID *string
 		)
 
 		if err := rows.Scan(&ms, &lockID); err != nil {
-			rows.Close()
-			s.heartbeatFailed(ttl)
-
-			return
+			return err
 		}
 
 		if minMs == 0 || ms < minMs {
@@ -156,9 +148,10 @@ func (s *Store) heartbeat() {
 		if lockID != nil {
 			renewed[*lockID] = time.Duration(ms) * time.Millisecond
 		}
-	}
 
-	if rows.Err() != nil {
+		return nil
+	})
+	if err != nil {
 		s.heartbeatFailed(ttl)
 
 		return
@@ -194,7 +187,7 @@ func (s *Store) purge() {
 		nextMs *int64
 	)
 
-	err := s.pool.QueryRow(ctx, s.q.purge).Scan(&n, &nextMs)
+	err := s.queryRow(ctx, s.q.purge, nil, &n, &nextMs)
 	now := time.Now() // after the server's now(): never early
 
 	switch {

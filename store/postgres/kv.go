@@ -60,7 +60,7 @@ func (s *Store) Put(ctx context.Context, key string, value []byte, opts *store.W
 	sent := time.Now()
 
 	var idx int64
-	if err := s.pool.QueryRow(c, s.q.put, k, nonNil(value), ttlMillis(ttl), s.ownerArg(keep), nil).Scan(&idx); err != nil {
+	if err := s.queryRow(c, s.q.put, []any{k, nonNil(value), ttlMillis(ttl), s.ownerArg(keep), nil}, &idx); err != nil {
 		return s.fail(ctx, "put", err)
 	}
 
@@ -78,21 +78,61 @@ func (s *Store) Get(ctx context.Context, key string, _ *store.ReadOptions) (*sto
 	}
 	defer done()
 
-	var (
-		value []byte
-		idx   int64
-	)
-
-	err = s.pool.QueryRow(c, s.q.get, k).Scan(&value, &idx)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, store.ErrKeyNotFound
-	}
-
+	p, err := s.get(c, k)
 	if err != nil {
 		return nil, s.fail(ctx, "get", err)
 	}
 
-	return &store.KVPair{Key: k, Value: nonNil(value), LastIndex: uint64(idx)}, nil
+	if p == nil {
+		return nil, store.ErrKeyNotFound
+	}
+
+	return p, nil
+}
+
+// get reads the live pair at k (nil if none), in a batch with the other
+// reads under way when k allows it.
+func (s *Store) get(ctx context.Context, k string) (*store.KVPair, error) {
+	if !batchable(k) {
+		var (
+			value []byte
+			idx   int64
+		)
+
+		err := s.queryRow(ctx, s.q.get, []any{k}, &value, &idx)
+		if errors.Is(err, pgx.ErrNoRows) {
+			return nil, nil
+		}
+
+		if err != nil {
+			return nil, err
+		}
+
+		return &store.KVPair{Key: k, Value: nonNil(value), LastIndex: uint64(idx)}, nil
+	}
+
+	p, _, err := s.readBatched(ctx, k)
+	if err != nil || p.Value == nil {
+		return nil, err
+	}
+
+	return p, nil
+}
+
+// readBatched reads k in a batch with the other reads under way, and
+// returns its pair (only Key set when it does not exist) and the snapshot
+// of the read, unparsed.
+func (s *Store) readBatched(ctx context.Context, k string) (*store.KVPair, string, error) {
+	r := s.reads.do(&batchCall{ctx: ctx, key: k})
+	if r.err != nil {
+		return nil, "", r.err
+	}
+
+	if !r.found {
+		return &store.KVPair{Key: k}, r.snap, nil
+	}
+
+	return &store.KVPair{Key: k, Value: nonNil(r.value), LastIndex: uint64(r.idx)}, r.snap, nil
 }
 
 // Delete removes key, or returns store.ErrKeyNotFound.
@@ -103,12 +143,12 @@ func (s *Store) Delete(ctx context.Context, key string) error {
 	}
 	defer done()
 
-	tag, err := s.pool.Exec(c, s.q.del, k)
+	n, err := s.execRows(c, s.q.del, k)
 	if err != nil {
 		return s.fail(ctx, "delete", err)
 	}
 
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return store.ErrKeyNotFound
 	}
 
@@ -124,7 +164,7 @@ func (s *Store) Exists(ctx context.Context, key string, _ *store.ReadOptions) (b
 	defer done()
 
 	var ok bool
-	if err := s.pool.QueryRow(c, s.q.exists, k).Scan(&ok); err != nil {
+	if err := s.queryRow(c, s.q.exists, []any{k}, &ok); err != nil {
 		return false, s.fail(ctx, "exists", err)
 	}
 
@@ -143,22 +183,18 @@ func (s *Store) List(ctx context.Context, directory string, _ *store.ReadOptions
 
 	dir := normalizeKey(directory)
 
-	var rows pgx.Rows
-	if dir == "" {
-		rows, err = s.pool.Query(c, s.q.listAll)
-	} else {
+	sql, args := s.q.listAll, []any(nil)
+	if dir != "" {
 		lo, hi := childRange(dir)
-		rows, err = s.pool.Query(c, s.q.list, lo, hi, dir)
+		sql, args = s.q.list, []any{lo, hi, dir}
 	}
 
-	if err != nil {
-		return nil, s.fail(ctx, "list", err)
-	}
+	var (
+		pairs = []*store.KVPair{}
+		found bool
+	)
 
-	pairs := []*store.KVPair{}
-	found := false
-
-	for rows.Next() {
+	err = s.queryAll(c, sql, args, func(rows pgx.Rows) error {
 		var (
 			k     string
 			value []byte
@@ -166,21 +202,18 @@ func (s *Store) List(ctx context.Context, directory string, _ *store.ReadOptions
 		)
 
 		if err := rows.Scan(&k, &value, &idx); err != nil {
-			rows.Close()
-
-			return nil, s.fail(ctx, "list", err)
+			return err
 		}
 
 		if k == dir {
 			found = true
-
-			continue
+		} else {
+			pairs = append(pairs, &store.KVPair{Key: k, Value: nonNil(value), LastIndex: uint64(idx)})
 		}
 
-		pairs = append(pairs, &store.KVPair{Key: k, Value: nonNil(value), LastIndex: uint64(idx)})
-	}
-
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, s.fail(ctx, "list", err)
 	}
 
@@ -202,10 +235,10 @@ func (s *Store) DeleteTree(ctx context.Context, directory string) error {
 
 	dir := normalizeKey(directory)
 	if dir == "" {
-		_, err = s.pool.Exec(c, s.q.delAll)
+		_, err = s.execRows(c, s.q.delAll)
 	} else {
 		lo, hi := childRange(dir)
-		_, err = s.pool.Exec(c, s.q.delTree, lo, hi, dir)
+		_, err = s.execRows(c, s.q.delTree, lo, hi, dir)
 	}
 
 	if err != nil {
@@ -233,7 +266,7 @@ func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previou
 
 	var idx int64
 	if previous == nil {
-		err = s.pool.QueryRow(c, s.q.create, k, value, ttlMillis(ttl), s.ownerArg(keep), nil).Scan(&idx)
+		err = s.create(c, k, value, ttl, keep, &idx)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false, nil, store.ErrKeyExists
 		}
@@ -243,7 +276,7 @@ func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previou
 			return false, nil, s.casFailure(ctx, c, k)
 		}
 
-		err = s.pool.QueryRow(c, s.q.cas, k, value, prev, ttlMillis(ttl), s.ownerArg(keep)).Scan(&idx)
+		err = s.cas(c, k, value, prev, ttl, keep, &idx)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false, nil, s.casFailure(ctx, c, k)
 		}
@@ -278,26 +311,79 @@ func (s *Store) AtomicDelete(ctx context.Context, key string, previous *store.KV
 		return false, s.casFailure(ctx, c, k)
 	}
 
-	tag, err := s.pool.Exec(c, s.q.atomicDel, k, prev)
+	n, err := s.execRows(c, s.q.atomicDel, k, prev)
 	if err != nil {
 		return false, s.fail(ctx, "atomic delete", err)
 	}
 
-	if tag.RowsAffected() == 0 {
+	if n == 0 {
 		return false, s.casFailure(ctx, c, k)
 	}
 
 	return true, nil
 }
 
+// cas writes value at k if its live row has index prev, and stores the new
+// index in *idx; it returns pgx.ErrNoRows when there is no such row.
+func (s *Store) cas(ctx context.Context, k string, value []byte, prev int64, ttl time.Duration, keep bool, idx *int64) error {
+	if !batchable(k) {
+		return s.queryRow(ctx, s.q.cas, []any{k, value, prev, ttlMillis(ttl), s.ownerArg(keep)}, idx)
+	}
+
+	c := s.writeCall(ctx, k, value, ttl, keep)
+	c.prev = prev
+
+	return s.writeBatched(s.cases, c, idx)
+}
+
+// create writes value at k if k is absent or expired, and stores the new
+// index in *idx; it returns pgx.ErrNoRows when k exists.
+func (s *Store) create(ctx context.Context, k string, value []byte, ttl time.Duration, keep bool, idx *int64) error {
+	if !batchable(k) {
+		return s.queryRow(ctx, s.q.create, []any{k, value, ttlMillis(ttl), s.ownerArg(keep), nil}, idx)
+	}
+
+	return s.writeBatched(s.creates, s.writeCall(ctx, k, value, ttl, keep), idx)
+}
+
+func (s *Store) writeCall(ctx context.Context, k string, value []byte, ttl time.Duration, keep bool) *batchCall {
+	c := &batchCall{ctx: ctx, key: k, value: value}
+	if ms, ok := ttlMillis(ttl).(int64); ok {
+		c.ttl = &ms
+	}
+
+	if keep {
+		c.owner = &s.id
+	}
+
+	return c
+}
+
+// writeBatched runs c with b, in a batch with the other writes of its kind
+// under way.
+func (s *Store) writeBatched(b *batcher, c *batchCall, idx *int64) error {
+	r := b.do(c)
+	if r.err != nil {
+		return r.err
+	}
+
+	if !r.found {
+		return pgx.ErrNoRows
+	}
+
+	*idx = r.idx
+
+	return nil
+}
+
 // casFailure tells why a compare-and-swap on k matched no row.
 func (s *Store) casFailure(ctx, c context.Context, k string) error {
-	var ok bool
-	if err := s.pool.QueryRow(c, s.q.exists, k).Scan(&ok); err != nil {
+	p, err := s.get(c, k)
+	if err != nil {
 		return s.fail(ctx, "atomic", err)
 	}
 
-	if ok {
+	if p != nil {
 		return store.ErrKeyModified
 	}
 

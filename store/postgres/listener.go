@@ -253,19 +253,20 @@ func (s *Store) liveLocks(ids []string) (map[string]bool, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, s.st.connectTimeout)
 	defer cancel()
 
-	rows, err := s.pool.Query(ctx, s.q.liveLocks, ids)
-	if err != nil {
-		return nil, err
-	}
+	out := make(map[string]bool, len(ids))
 
-	alive, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, err
-	}
+	err := s.queryAll(ctx, s.q.liveLocks, []any{ids}, func(rows pgx.Rows) error {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return err
+		}
 
-	out := make(map[string]bool, len(alive))
-	for _, id := range alive {
 		out[id] = true
+
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 
 	return out, nil

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/kvtools/valkeyrie/store"
 )
 
@@ -97,11 +98,14 @@ func (l *locker) Lock(ctx context.Context) (<-chan struct{}, error) {
 		sent := time.Now()
 
 		var idx, leftMs *int64
-		err = s.pool.QueryRow(c, s.q.lock, l.key, l.value, ttlMillis(l.ttl), s.id, h.id).Scan(&idx, &leftMs)
+
+		stmt, err := s.execTracked(c, func(ctx context.Context, conn *pgxpool.Conn) error {
+			return conn.QueryRow(ctx, s.q.lock, l.key, l.value, ttlMillis(l.ttl), s.id, h.id).Scan(&idx, &leftMs)
+		})
 		done()
 
 		if err != nil {
-			s.abandonLock(l, h)
+			s.abandonLock(l, h, stmt)
 
 			return nil, s.fail(ctx, "lock", err)
 		}
@@ -181,8 +185,10 @@ func (s *Store) unregisterLocked(h *heldLock) {
 }
 
 // abandonLock handles a failed acquisition statement: it may have
-// committed, so the row is released in the background.
-func (s *Store) abandonLock(l *locker, h *heldLock) {
+// committed, or still commit (it runs on after its caller gave up until
+// stmt closes), so the row is released in the background once the
+// statement is over.
+func (s *Store) abandonLock(l *locker, h *heldLock, stmt <-chan struct{}) {
 	s.dropPending(h)
 
 	q := s.q.unlockKeep
@@ -191,10 +197,16 @@ func (s *Store) abandonLock(l *locker, h *heldLock) {
 	}
 
 	s.spawn(func() {
+		select {
+		case <-stmt:
+		case <-s.ctx.Done():
+			return
+		}
+
 		ctx, cancel := context.WithTimeout(s.ctx, s.st.connectTimeout)
 		defer cancel()
 
-		_, _ = s.pool.Exec(ctx, q, l.key, h.id)
+		_, _ = s.execRows(ctx, q, l.key, h.id)
 	})
 }
 
@@ -318,7 +330,7 @@ func (s *Store) tryStopRenewal(h *heldLock) bool {
 
 	var ms int64
 
-	err := s.pool.QueryRow(ctx, s.q.stopRenew, h.id).Scan(&ms)
+	err := s.queryRow(ctx, s.q.stopRenew, []any{h.id}, &ms)
 	if err == nil {
 		s.extendLock(h.id, sent.Add(time.Duration(ms)*time.Millisecond))
 	}
@@ -353,7 +365,7 @@ func (l *locker) Unlock(ctx context.Context) error {
 		q = s.q.unlockDelete
 	}
 
-	tag, err := s.pool.Exec(c, q, l.key, h.id)
+	n, err := s.execRows(c, q, l.key, h.id)
 	if err != nil {
 		return s.fail(ctx, "unlock", err)
 	}
@@ -365,7 +377,7 @@ func (l *locker) Unlock(ctx context.Context) error {
 	}
 	s.mu.Unlock()
 
-	if wasLost || tag.RowsAffected() == 0 {
+	if wasLost || n == 0 {
 		return ErrNotLocked
 	}
 

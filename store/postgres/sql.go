@@ -6,8 +6,9 @@ import "fmt"
 // t; a row is live while t.expires_at is NULL or in the future by the
 // server's clock. Expired rows are invisible at once and purged later.
 type queries struct {
-	get, exists                    string
+	get, readMany, exists          string
 	put, create, cas               string
+	createMany, casMany            string
 	del, atomicDel                 string
 	list, listAll                  string
 	delTree, delAll                string
@@ -32,14 +33,32 @@ ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, idx = %[2]s, ttl_ms = EX
 	snap := "(SELECT pg_current_snapshot()::text AS snap) s"
 
 	return queries{
-		get:    fmt.Sprintf("SELECT t.value, t.idx FROM %s t WHERE t.key = $1 AND %s", tbl, live),
-		exists: fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s t WHERE t.key = $1 AND %s)", tbl, live),
+		get: fmt.Sprintf("SELECT t.value, t.idx FROM %s t WHERE t.key = $1 AND %s", tbl, live),
+		// readMany reads the keys of the text[] $1, with the snapshot of
+		// the read: one row per live key, or one with a NULL key if none.
+		readMany: fmt.Sprintf("SELECT s.snap, t.key, t.value, t.idx FROM %s LEFT JOIN %s t ON t.key = ANY($1::text[]) AND %s", snap, tbl, live),
+		exists:   fmt.Sprintf("SELECT EXISTS (SELECT 1 FROM %s t WHERE t.key = $1 AND %s)", tbl, live),
 
 		put:    upsert + " RETURNING t.idx",
 		create: upsert + " WHERE t.expires_at IS NOT NULL AND t.expires_at <= now() RETURNING t.idx",
 		cas: fmt.Sprintf(`UPDATE %s t SET value = $2, idx = %s, ttl_ms = $4::bigint,
 	expires_at = now() + $4::bigint * interval '1 millisecond', owner = $5::text, lock_id = NULL
 WHERE t.key = $1 AND t.idx = $3 AND %s RETURNING t.idx`, tbl, next, live),
+
+		// casMany is cas over arrays: $1 keys (distinct), $2 values, $3
+		// previous indexes, $4 TTLs (ms, NULL for none), $5 owners.
+		casMany: fmt.Sprintf(`UPDATE %s t SET value = v.value, idx = %s, ttl_ms = v.ttl,
+	expires_at = now() + v.ttl * interval '1 millisecond', owner = v.owner, lock_id = NULL
+FROM unnest($1::text[], $2::bytea[], $3::bigint[], $4::bigint[], $5::text[]) AS v(key, value, prev, ttl, owner)
+WHERE t.key = v.key AND t.idx = v.prev AND %s RETURNING t.key, t.idx`, tbl, next, live),
+		// createMany is create over arrays: $1 keys (distinct), $2 values,
+		// $3 TTLs, $4 owners.
+		createMany: fmt.Sprintf(`INSERT INTO %[1]s AS t (key, value, idx, ttl_ms, expires_at, owner, lock_id)
+SELECT v.key, v.value, %[2]s, v.ttl, now() + v.ttl * interval '1 millisecond', v.owner, NULL
+FROM unnest($1::text[], $2::bytea[], $3::bigint[], $4::text[]) AS v(key, value, ttl, owner)
+ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, idx = %[2]s, ttl_ms = EXCLUDED.ttl_ms,
+	expires_at = EXCLUDED.expires_at, owner = EXCLUDED.owner, lock_id = EXCLUDED.lock_id
+WHERE t.expires_at IS NOT NULL AND t.expires_at <= now() RETURNING t.key, t.idx`, tbl, next),
 
 		del:       fmt.Sprintf("DELETE FROM %s t WHERE t.key = $1 AND %s", tbl, live),
 		atomicDel: fmt.Sprintf("DELETE FROM %s t WHERE t.key = $1 AND t.idx = $2 AND %s", tbl, live),

@@ -39,6 +39,8 @@ type Store struct {
 	wg     sync.WaitGroup
 	kick   chan struct{} // wakes the keeper after a schedule change
 
+	reads, cases, creates *batcher // single-key reads and atomic writes, batched
+
 	mu          sync.Mutex
 	closed      bool
 	hbAt        time.Time     // next heartbeat, zero if nothing to keep alive
@@ -128,6 +130,8 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		held:        make(map[string]map[*heldLock]struct{}),
 		heldByID:    make(map[string]*heldLock),
 	}
+
+	s.reads, s.cases, s.creates = newReadBatcher(s), newCASBatcher(s), newCreateBatcher(s)
 
 	conn, err := s.setup(ctx)
 	if err != nil {
@@ -278,6 +282,11 @@ func (s *Store) spawn(f func()) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
+	return s.spawnLocked(f)
+}
+
+// spawnLocked is spawn with s.mu held.
+func (s *Store) spawnLocked(f func()) bool {
 	if s.closed {
 		return false
 	}

@@ -172,13 +172,27 @@ func (s *Store) keyItemPair(ctx context.Context, key string, it keyItem, snap *s
 
 // readKey reads key and the snapshot of the read.
 func (s *Store) readKey(ctx context.Context, k string) (*store.KVPair, snapshot, error) {
+	if batchable(k) {
+		p, snapText, err := s.readBatched(ctx, k)
+		if err != nil {
+			return nil, snapshot{}, err
+		}
+
+		snap, err := parseSnapshot(snapText)
+		if err != nil {
+			return nil, snapshot{}, err
+		}
+
+		return p, snap, nil
+	}
+
 	var (
 		snapText string
 		value    []byte
 		idx      *int64
 	)
 
-	if err := s.pool.QueryRow(ctx, s.q.watchKey, k).Scan(&snapText, &value, &idx); err != nil {
+	if err := s.queryRow(ctx, s.q.watchKey, []any{k}, &snapText, &value, &idx); err != nil {
 		return nil, snapshot{}, err
 	}
 
@@ -203,7 +217,7 @@ func (s *Store) fetchValue(ctx context.Context, k string, idx uint64) ([]byte, b
 
 	var value []byte
 
-	err := s.pool.QueryRow(ctx, s.q.fetch, k, i).Scan(&value)
+	err := s.queryRow(ctx, s.q.fetch, []any{k, i}, &value)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
 	}
@@ -301,27 +315,18 @@ func (s *Store) runTreeWatch(ctx context.Context, w *treeWatch, list []*store.KV
 
 // readTree lists the keys below dir and returns the snapshot of the read.
 func (s *Store) readTree(ctx context.Context, dir string) ([]*store.KVPair, snapshot, error) {
+	sql, args := s.q.watchAll, []any(nil)
+	if dir != "" {
+		lo, hi := childRange(dir)
+		sql, args = s.q.watchTree, []any{lo, hi}
+	}
+
 	var (
-		rows pgx.Rows
-		err  error
+		list     = []*store.KVPair{}
+		snapText string
 	)
 
-	if dir == "" {
-		rows, err = s.pool.Query(ctx, s.q.watchAll)
-	} else {
-		lo, hi := childRange(dir)
-		rows, err = s.pool.Query(ctx, s.q.watchTree, lo, hi)
-	}
-
-	if err != nil {
-		return nil, snapshot{}, err
-	}
-	defer rows.Close()
-
-	list := []*store.KVPair{}
-	snapText := ""
-
-	for rows.Next() {
+	err := s.queryAll(ctx, sql, args, func(rows pgx.Rows) error {
 		var (
 			k     *string
 			value []byte
@@ -329,15 +334,16 @@ func (s *Store) readTree(ctx context.Context, dir string) ([]*store.KVPair, snap
 		)
 
 		if err := rows.Scan(&snapText, &k, &value, &idx); err != nil {
-			return nil, snapshot{}, err
+			return err
 		}
 
 		if k != nil && idx != nil {
 			list = append(list, &store.KVPair{Key: *k, Value: nonNil(value), LastIndex: uint64(*idx)})
 		}
-	}
 
-	if err := rows.Err(); err != nil {
+		return nil
+	})
+	if err != nil {
 		return nil, snapshot{}, err
 	}
 
