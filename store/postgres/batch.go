@@ -220,6 +220,9 @@ func (b *batcher) runBatch(batch []*batchCall) {
 	}
 
 	err := attempt()
+	if err != nil && schemaMissing(err) && b.s.repairSchema(actx) == nil {
+		err = attempt()
+	}
 
 	for _, c := range batch {
 		if err != nil {

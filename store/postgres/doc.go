@@ -125,4 +125,17 @@
 // every tree watch delivers its current list, blocked Lock calls retry,
 // and held locks are checked (lost if their row is gone). Watch channels
 // stay open; they close only when their context ends or the handle closes.
+//
+// # Data loss
+//
+// A server restarted without its data (or a database restored, or the
+// table dropped by hand) has lost the schema. A statement that finds the
+// table, its sequence or a function missing (SQLSTATE 42P01, 42883)
+// creates the schema again as Open does and is retried once; the calls
+// that find it missing together share one re-creation, and a handle makes
+// at most one attempt a second. The listener also checks the schema, the
+// triggers included, each time it reconnects. Indexes then start again
+// from 1 on the new sequence (the election engine recognises a store that
+// went back), and a watch delivers the key's current state when it differs
+// in value or index from the last one delivered.
 package postgres

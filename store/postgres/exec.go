@@ -39,6 +39,18 @@ func (s *Store) exec(ctx context.Context, f func(ctx context.Context, conn *pgxp
 // running and will not run any more: when a call failed, what f did is
 // settled then.
 func (s *Store) execTracked(ctx context.Context, f func(ctx context.Context, conn *pgxpool.Conn) error) (<-chan struct{}, error) {
+	fin, err := s.execOnce(ctx, f)
+	if err == nil || !schemaMissing(err) || ctx.Err() != nil {
+		return fin, err
+	}
+
+	// The table or one of its functions is gone: the server lost its data
+	// (restarted empty, restored) or someone dropped them. Create the
+	// schema again and retry once. (f returned: fin is closed.)
+	if rerr := s.repairSchema(ctx); rerr != nil {
+		return fin, err
+	}
+
 	return s.execOnce(ctx, f)
 }
 

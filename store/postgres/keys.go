@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"math"
@@ -88,12 +89,15 @@ func clonePair(p *store.KVPair) *store.KVPair {
 	return c
 }
 
+// samePair reports whether a and b are the same state of a key: both
+// absent, or the same value at the same index. (The index alone is not
+// enough: a server that lost its data hands out the same indexes again.)
 func samePair(a, b *store.KVPair) bool {
 	if (a.Value == nil) != (b.Value == nil) {
 		return false
 	}
 
-	return a.Value == nil || a.LastIndex == b.LastIndex
+	return a.Value == nil || (a.LastIndex == b.LastIndex && bytes.Equal(a.Value, b.Value))
 }
 
 // newID returns a random identifier for a handle or a lock acquisition.

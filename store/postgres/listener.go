@@ -101,8 +101,21 @@ func (s *Store) listen(conn *pgx.Conn) {
 			return
 		}
 
+		s.checkSchema()
 		s.resync()
 		checkHeld = true
+	}
+}
+
+// checkSchema creates the schema again if the server lost it (restarted
+// without its data, say): the listener calls it after reconnecting, so that
+// a missing trigger, which no statement would report, is put back too.
+func (s *Store) checkSchema() {
+	ctx, cancel := context.WithTimeout(s.ctx, s.st.connectTimeout)
+	defer cancel()
+
+	if ok, err := s.schemaComplete(ctx); err == nil && !ok {
+		_ = s.repairSchema(ctx)
 	}
 }
 

@@ -3,10 +3,13 @@ package postgres
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"hash/fnv"
+	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // names are the quoted, schema-qualified names of the SQL objects behind
@@ -134,15 +137,22 @@ func ensureSchema(ctx context.Context, tx pgx.Tx, n names, channel string) error
 		return err
 	}
 
-	var exists bool
-	if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL", n.table).Scan(&exists); err != nil {
+	var exists, seqExists bool
+	if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL", n.table, n.seq).Scan(&exists, &seqExists); err != nil {
 		return err
 	}
 
 	var ddl []string
+	if !seqExists {
+		ddl = append(ddl, fmt.Sprintf("CREATE SEQUENCE IF NOT EXISTS %s AS bigint", n.seq))
+		if exists {
+			// Dropped under a table that stayed: start above its indexes.
+			ddl = append(ddl, fmt.Sprintf("SELECT setval('%s', coalesce((SELECT max(idx) FROM %s), 0) + 1, false)", n.seq, n.table))
+		}
+	}
+
 	if !exists {
 		ddl = append(ddl,
-			fmt.Sprintf("CREATE SEQUENCE IF NOT EXISTS %s AS bigint", n.seq),
 			fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
 	key        text COLLATE "C" PRIMARY KEY,
 	value      bytea NOT NULL,
@@ -180,6 +190,7 @@ func ensureTriggers(ctx context.Context, tx pgx.Tx, n names, channel string) err
 	if err != nil {
 		return err
 	}
+	defer rows.Close()
 
 	have := make(map[string][]byte)
 	for rows.Next() {
@@ -253,4 +264,102 @@ WHERE t.tgname = $2 AND t.tgrelid <> $1::regclass`, n.table, trgAfter)
 	}
 
 	return rows.Err()
+}
+
+// schemaRepairEvery is how often, at most, a handle re-creates the schema:
+// a call finding it missing within that time after an attempt takes that
+// attempt's outcome (and retries once if it succeeded).
+const schemaRepairEvery = time.Second
+
+// schemaRepair is one re-creation of the schema, shared by every call that
+// finds the schema missing while it runs.
+type schemaRepair struct {
+	done chan struct{} // closed when it ends
+	err  error         // set before done closes
+	at   time.Time     // when it ended
+}
+
+// schemaComplete reports whether the table, its sequence, functions and
+// triggers all exist (a cheaper check than ensureSchema, which replaces the
+// functions).
+func (s *Store) schemaComplete(ctx context.Context) (bool, error) {
+	var ok bool
+
+	err := s.queryRow(ctx, `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL
+	AND to_regprocedure($3) IS NOT NULL AND to_regprocedure($4) IS NOT NULL
+	AND to_regprocedure($5) IS NOT NULL AND to_regprocedure($6) IS NOT NULL
+	AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = ANY($7)) = 3`,
+		[]any{
+			s.n.table, s.n.seq,
+			s.n.event + "(text, text, bigint, text, bigint, text, text)",
+			s.n.before + "()", s.n.after + "()", s.n.truncate + "()",
+			[]string{trgBefore, trgAfter, trgTruncate},
+		}, &ok)
+
+	return ok, err
+}
+
+// schemaMissing reports whether err says that the table, its sequence or
+// one of its functions does not exist.
+func schemaMissing(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+
+	switch pgErr.Code {
+	case "42P01", "42883": // undefined_table, undefined_function
+		return true
+	}
+
+	return false
+}
+
+// repairSchema creates the schema again (ensureSchema), for instance after
+// the server restarted without its data. Concurrent calls share one
+// attempt, whose outcome they wait for under ctx, and the next attempt is
+// made schemaRepairEvery after the last one at the earliest (calls in
+// between take the last one's outcome), so that a schema that cannot be
+// created costs one attempt a second, not one per call.
+func (s *Store) repairSchema(ctx context.Context) error {
+	s.mu.Lock()
+	r := s.repair
+	recent := r != nil && (r.at.IsZero() || time.Since(r.at) < schemaRepairEvery)
+
+	if !recent {
+		r = &schemaRepair{done: make(chan struct{})}
+		s.repair = r
+
+		if !s.spawnLocked(func() { s.runRepair(r) }) {
+			s.mu.Unlock()
+
+			return ErrClosed
+		}
+	}
+	s.mu.Unlock()
+
+	select {
+	case <-r.done:
+		return r.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (s *Store) runRepair(r *schemaRepair) {
+	ctx, cancel := context.WithTimeout(s.ctx, s.st.connectTimeout)
+	defer cancel()
+
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		return ensureSchema(ctx, tx, s.n, s.st.channel)
+	})
+
+	s.mu.Lock()
+	r.err, r.at = err, time.Now()
+	s.mu.Unlock()
+	close(r.done)
+
+	if err == nil {
+		s.repaired.Add(1)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -52,6 +53,9 @@ type Store struct {
 	held        map[string]map[*heldLock]struct{}
 	heldByID    map[string]*heldLock
 	listenerPID uint32
+	repair      *schemaRepair // the last re-creation of the schema, if any
+
+	repaired atomic.Int64 // schema re-creations that succeeded (for tests)
 
 	// beforeReconnect, if set (by tests), runs before the listener
 	// reconnects.
