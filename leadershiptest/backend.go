@@ -43,7 +43,8 @@ type Client struct {
 type Restarter interface {
 	// StopServer stops the store's server (all clients lose it).
 	StopServer(t *testing.T)
-	// StartServer starts it again with its data, and returns once it
-	// answers.
+	// StartServer starts it again, and returns once it answers. The
+	// server may come back with its data or without (Network wipes it):
+	// clients must recover either way, by themselves.
 	StartServer(t *testing.T)
 }

@@ -27,9 +27,9 @@ type Network struct {
 	// LeaseTTL is the TTL of the suite's candidates (default 2s).
 	LeaseTTL time.Duration
 	// Server, when set, is the name scripts/servers.sh knows the server by
-	// ("etcd", "redis", ...): StoreRestart then stops and starts it with
-	// that script. Leave it empty when the server is shared with tests that
-	// may run at the same time.
+	// ("etcd", "redis", ...): StoreRestart then stops it, deletes its data
+	// and starts it again, empty, with that script. Leave it empty when the
+	// server is shared with tests that may run at the same time.
 	Server string
 }
 
@@ -80,17 +80,20 @@ func (n *Network) Client(t *testing.T) *Client {
 	}
 }
 
-// StopServer implements Restarter with scripts/servers.sh; it skips the
-// test when Server is empty.
+// StopServer implements Restarter with scripts/servers.sh: it stops the
+// server and wipes its data ("servers.sh stop --wipe"), the harder case of
+// a restart, which every backend must survive; it skips the test when
+// Server is empty.
 func (n *Network) StopServer(t *testing.T) {
 	t.Helper()
 	if n.Server == "" {
 		t.Skip("no server the suite may restart")
 	}
-	serversScript(t, "stop", n.Server)
+	serversScript(t, "stop", "--wipe", n.Server)
 }
 
-// StartServer implements Restarter with scripts/servers.sh.
+// StartServer implements Restarter with scripts/servers.sh: the server
+// starts empty (PostgreSQL: a new cluster and database).
 func (n *Network) StartServer(t *testing.T) {
 	t.Helper()
 	serversScript(t, "start", n.Server)

@@ -62,8 +62,9 @@ var subtests = []subtest{
 //     store steps down within the TTL, before anyone else is elected; after
 //     Heal it campaigns again.
 //   - StoreRestart (needs Restarter): while the store is down everyone
-//     reports ErrStore errors and no one leads; after the restart a leader is
-//     elected and followers name it, without help.
+//     reports ErrStore errors and no one leads; after the restart (Network:
+//     with the server's data wiped) a leader is elected and followers name
+//     it, without help.
 //   - StopWhileWaiting: Stop, and cancelling the context, of a candidate or
 //     a follower that does not lead returns promptly and closes its channels.
 //   - FencingTokensGrow: tokens strictly grow across handoffs and a crash
