@@ -23,6 +23,8 @@ type campaign struct {
 	uncertain    bool          // an acquire may have landed without us knowing
 	holdoffUntil time.Duration // after resigning, leave a free record to others until then
 	conflicts    int           // compare-and-swaps failed in a row with no new state seen
+	lostLive     bool          // this candidate led when it last saw the store go back
+	startAt      time.Duration // when the first read of the election was sent
 	confirmed    *store.KVPair // our last write the store confirmed, as stored
 }
 
@@ -52,6 +54,7 @@ func (e *campaign) begin() error {
 	if err := e.observer.begin(); err != nil {
 		return err
 	}
+	e.startAt = e.readSent
 	e.publish()
 	return nil
 }
@@ -144,19 +147,46 @@ func (e *campaign) stepHolding(now time.Duration) {
 
 // stepWaiting acquires the record when it is free, ours, or expired.
 func (e *campaign) stepWaiting(now time.Duration) {
-	if at := e.acquireAt(); now >= at {
+	if now < e.acquireAt() {
+		return
+	}
+	// What the watch delivered while the engine was busy (a slow read) is
+	// newer than what it is about to act on: look at it first.
+	e.drainEvents()
+	if e.hold == nil && !e.needRead && now >= e.acquireAt() {
 		e.acquire()
+	}
+}
+
+// drainEvents handles the watch events already waiting, without blocking.
+func (e *campaign) drainEvents() {
+	for {
+		select {
+		case p, ok := <-e.watch.events:
+			if !ok {
+				e.watchClosed()
+				return
+			}
+			e.watchEvent()
+			e.observe(snapshotOf(p), true)
+		default:
+			return
+		}
 	}
 }
 
 // acquireAt is when this candidate may try to take the record as it stands.
 func (e *campaign) acquireAt() time.Duration {
-	at := e.acquireAtRecord()
-	if e.rewound && e.lost.id != e.id {
+	// A new process knows nothing of a leader whose record the store lost
+	// (WithStartupWait).
+	at := max(e.acquireAtRecord(), e.startAt+e.cfg.startupWait)
+	if e.backs > 0 && !(e.lostLive && e.lost.id == e.id) {
 		// The store went back in time: whoever held the newer record may
-		// lead until its lease ends. Candidates share no other clock than
-		// the moment each saw the store go back.
-		at = max(at, e.seenAt+max(e.lost.ttl, e.c.ttl))
+		// lead until its lease ends, whatever was written since. Candidates
+		// share no other clock than the moment each saw the store go back.
+		// Only a candidate that still led at that moment knows that no one
+		// else can have.
+		at = max(at, e.lostTill, e.lostAt+e.c.ttl)
 	}
 	return at
 }
@@ -165,10 +195,6 @@ func (e *campaign) acquireAt() time.Duration {
 func (e *campaign) acquireAtRecord() time.Duration {
 	s := e.cur
 	switch {
-	case s.kind == snapMissing && !e.seen:
-		// Never saw a record: the store may have lost one whose holder
-		// still acts (WithMissingKeyWait).
-		return max(e.holdoffUntil, e.seenAt+e.cfg.missingKeyWait)
 	case s.kind == snapMissing:
 		return e.holdoffUntil
 	case s.kind == snapForeign:
@@ -408,8 +434,12 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 	if h := e.hold; h != nil && !fromWatch && s.kind == snapRecord && s.rec.Token == h.rec.Token {
 		h.pair = s.pair // our record, perhaps stored again under another index
 	}
+	leading, backs := e.c.IsLeader(), e.backs
 	if !e.adopt(s, fromWatch) {
 		return
+	}
+	if e.backs != backs {
+		e.lostLive = leading
 	}
 	e.conflicts = 0
 	if h := e.hold; h != nil {

@@ -3,6 +3,8 @@ package leadership
 import (
 	"context"
 	"time"
+
+	"github.com/kvtools/valkeyrie/store"
 )
 
 // following is the engine of a Follower: one goroutine that turns what the
@@ -41,24 +43,40 @@ func (e *following) loop() (err error) {
 	}()
 	timer := time.NewTimer(never)
 	defer timer.Stop()
+	listened := e.clock() // the engine last waited for events until then
 	for {
 		if err := e.step(); err != nil {
 			return err
 		}
 		timer.Reset(max(e.nextWake()-e.clock(), 0))
+		enter := e.clock()
 		select {
 		case <-e.ctx.Done():
 			return nil
 		case <-timer.C:
 		case p, ok := <-e.watch.events:
-			if !ok {
-				e.watchClosed()
-				continue
+			// An event taken at once was waiting while the engine was busy
+			// (a slow read): it may be as old as the moment it last listened.
+			at := e.clock()
+			if at-enter < time.Millisecond {
+				at = listened
 			}
-			e.watchEvent()
-			e.observe(snapshotOf(p), true)
+			e.event(p, ok, at)
 		}
+		listened = e.clock()
 	}
+}
+
+// event handles what the watch delivered; it arrived no earlier than at.
+func (e *following) event(p *store.KVPair, ok bool, at time.Duration) {
+	if !ok {
+		e.watchClosed()
+		return
+	}
+	e.watchEvent()
+	e.eventAt = at
+	e.observe(snapshotOf(p), true)
+	e.eventAt = -1
 }
 
 // held reports whether the current record names a leader.
@@ -71,8 +89,14 @@ func (e *following) step() error {
 	if e.ctx.Err() != nil {
 		return nil
 	}
+	// Nothing the store does may delay the expiry: every call is abandoned
+	// at it.
+	deadline := never
+	if e.held() && !e.expired {
+		deadline = e.expiresAt()
+	}
 	if !e.watch.running() && now >= e.watchAt {
-		e.openWatch()
+		e.openWatchBy(deadline)
 	}
 	// A lease that no read showed renewed in time is over: its holder has
 	// stepped down by now, whether or not the store answers.
@@ -83,14 +107,8 @@ func (e *following) step() error {
 	// Before that, a read confirms whether a lease that looks unrenewed
 	// really is (a watch may have missed the renewal); it must answer
 	// before the expiry to count.
-	// Every read is abandoned at the expiry, so that a slow or hung store
-	// never keeps a gone leader named.
 	checking := e.held() && !e.expired && !e.checked && now >= e.checkAt()
 	if now >= e.retryAt && (e.pollDue(now) || checking) {
-		deadline := never
-		if e.held() && !e.expired {
-			deadline = e.expiresAt()
-		}
 		if s, ok := e.readBy(deadline); ok {
 			e.checked = checking
 			e.observe(s, false)
@@ -107,14 +125,14 @@ func (e *following) step() error {
 // that a vanished leader is followed by "" and then its successor.
 func (e *following) expiresAt() time.Duration {
 	ttl := e.cur.rec.ttl()
-	return e.seenAt + ttl - ttl/10
+	return e.freshAt + ttl - ttl/10
 }
 
 // checkAt is when a read checks a holder not seen renewed, in time to
 // answer before expiresAt.
 func (e *following) checkAt() time.Duration {
 	ttl := e.cur.rec.ttl()
-	return e.seenAt + ttl - ttl/5
+	return e.freshAt + ttl - ttl/5
 }
 
 func (e *following) nextWake() time.Duration {

@@ -27,15 +27,25 @@ type observer struct {
 	high     record        // the newest record seen, even if the store went back since
 	maxTerm  uint64        // the highest term seen, so tokens grow even if the store forgets
 	cur      snapshot      // latest known state of the key
-	seenAt   time.Duration // when cur was first seen
+	seenAt   time.Duration // when cur was first seen: after the store applied it
+	freshAt  time.Duration // a moment the store had not yet applied cur: no later than that
+	lastObs  time.Duration // the last moment the store was seen holding cur
+	readSent time.Duration // when the last read was sent
+	gap      bool          // the store or the watch failed, and no read sent since has answered
+	gapAt    time.Duration // when it last failed
+	watched  bool          // a watch was opened before
+	eventAt  time.Duration // the earliest the watch event being handled may have arrived; -1: now
 	needRead bool          // a hint said something a read must confirm
 	lastRead time.Duration
 
 	// The store went back in time (lost or restored its data): cur is a
 	// state older than one already seen. lost describes the newest state
 	// seen before, whose holder may still be acting on it.
-	rewound bool
-	lost    lostHolder
+	rewound  bool
+	lost     lostHolder
+	lostAt   time.Duration // when the store was last seen going back
+	lostTill time.Duration // the lost holders' leases may last until then
+	backs    int           // times the store was seen going back
 
 	watch      keyWatch
 	watchAt    time.Duration // when to reopen a failed watch
@@ -51,7 +61,7 @@ type observer struct {
 func newObserver(ctx context.Context, client store.Store, key string, cfg *config, clock func() time.Duration) observer {
 	return observer{
 		client: client, key: key, cfg: cfg, ctx: ctx, clock: clock,
-		watch: keyWatch{client: client, key: key},
+		watch: keyWatch{client: client, key: key}, eventAt: -1,
 	}
 }
 
@@ -64,6 +74,7 @@ func (o *observer) begin() error {
 		return err
 	}
 	o.cur, o.seenAt, o.lastRead = s, o.clock(), o.clock()
+	o.freshAt, o.lastObs = o.readSent, o.readSent
 	o.maxTerm = s.rec.Term
 	if s.kind == snapRecord {
 		o.gen, o.genKnown = s.rec.Gen, true
@@ -91,6 +102,7 @@ func (o *observer) reqCtx(parent context.Context) (context.Context, context.Canc
 
 // read gets the key with a linearizable read where the backend has one.
 func (o *observer) read(parent context.Context) (snapshot, error) {
+	o.readSent = o.clock()
 	ctx, cancel := o.reqCtx(parent)
 	defer cancel()
 	pair, err := getKey(ctx, o.client, o.key)
@@ -107,6 +119,28 @@ func (o *observer) read(parent context.Context) (snapshot, error) {
 // reports whether it did. A watch saying the key is gone is only a hint: a
 // read must confirm it.
 func (o *observer) adopt(s snapshot, fromWatch bool) bool {
+	o.maxTerm = max(o.maxTerm, s.rec.Term) // from every record, adopted or not
+	// When this observation saw the store hold the state it shows: the
+	// send time of a read, the arrival of an event.
+	obsAt := o.readSent
+	if fromWatch {
+		obsAt = o.clock()
+		if o.eventAt >= 0 {
+			obsAt = min(obsAt, o.eventAt)
+		}
+	}
+	current := s.kind == o.cur.kind && (s.kind == snapMissing || s.kind == snapRecord && s.rec.Token == o.cur.rec.Token)
+	adopted := o.adoptAt(s, fromWatch, obsAt)
+	if !fromWatch || adopted || current {
+		o.lastObs = max(o.lastObs, obsAt)
+	}
+	if !fromWatch && o.readSent >= o.gapAt {
+		o.gap = false // a read sent since the failure answered: events are live again
+	}
+	return adopted
+}
+
+func (o *observer) adoptAt(s snapshot, fromWatch bool, obsAt time.Duration) bool {
 	if fromWatch && o.stale(s) {
 		o.needRead = true
 		return false
@@ -116,8 +150,10 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 	}
 	if !fromWatch && o.rewritten(s) {
 		// The same write stored again (a sync tool, a re-created node):
-		// not a new state, but the next compare-and-swap needs its index.
-		o.cur.pair = s.pair
+		// not a new state, but the next compare-and-swap needs its index,
+		// and a waiter counts the holder's TTL again from now, since this
+		// may be a restore of a record seen long ago.
+		o.cur.pair, o.seenAt = s.pair, o.clock()
 		return false
 	}
 	if !fromWatch && o.wentBack(s) {
@@ -127,13 +163,37 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 	if !s.supersedes(o.cur) {
 		return false
 	}
+	next := o.follows(s)
 	o.cur, o.seenAt, o.rewound = s, o.clock(), false
-	o.maxTerm = max(o.maxTerm, s.rec.Term)
+	// A new state seen by a live event is about as old as the event. One
+	// seen by a read, or by an event while the store or the watch failed
+	// and no read has answered since (a watch that resumes sends what
+	// changed meanwhile, perhaps long ago), was applied after the store was
+	// last seen without it, and no earlier; a read will tell more.
+	o.freshAt = obsAt
+	if !fromWatch || o.gap || !next {
+		o.freshAt = min(o.lastObs, obsAt)
+		o.needRead = o.needRead || fromWatch
+	}
 	if s.kind == snapRecord {
 		o.noteRecord(s.rec)
 	}
 	o.warnForeign()
 	return true
+}
+
+// follows reports whether s is the write that came right after the current
+// state: the next renewal of the same term, or the first write of a term.
+// An event that skips writes comes from a watch that missed them (it
+// resumed after an outage, say) and may show a state applied long ago.
+func (o *observer) follows(s snapshot) bool {
+	if s.kind != snapRecord {
+		return true
+	}
+	if o.cur.kind == snapRecord && s.rec.Term == o.cur.rec.Term && s.rec.Gen == o.cur.rec.Gen {
+		return s.rec.Seq == o.cur.rec.Seq+1
+	}
+	return s.rec.Seq == 0
 }
 
 // stale reports whether a watch event may show a state older than one
@@ -180,6 +240,7 @@ func (o *observer) noteRecord(r record) {
 // wrote makes a record this process wrote, as stored, the current state.
 func (o *observer) wrote(rec record, pair *store.KVPair) {
 	o.cur, o.seenAt, o.rewound = snapshot{kind: snapRecord, pair: pair, rec: rec}, o.clock(), false
+	o.freshAt, o.lastObs = o.seenAt, o.seenAt
 	o.maxTerm = max(o.maxTerm, rec.Term)
 	o.noteRecord(rec)
 }
@@ -221,6 +282,9 @@ func (o *observer) goBack(s snapshot) {
 	o.cfg.logger.Warn("leadership: the store went back in time (lost or restored its data)", "key", o.key,
 		"term", o.cur.rec.Term, "now", s.rec.Term)
 	o.cur, o.seenAt, o.rewound = s, o.clock(), true
+	o.freshAt = o.seenAt
+	o.lostAt, o.backs = o.seenAt, o.backs+1
+	o.lostTill = max(o.lostTill, o.seenAt+o.lost.ttl)
 	o.maxTerm = max(o.maxTerm, s.rec.Term)
 	// The generation counts from what the store shows now, so that records
 	// written after the loss by those who never saw the older ones do not
@@ -243,7 +307,15 @@ func (o *observer) leader() string {
 // ended reports whether the election this observer joined has ended: a
 // later generation was written (EndElection, DeleteElection).
 func (o *observer) ended() bool {
-	return o.cur.kind == snapRecord && o.cur.rec.Gen > o.gen
+	if o.cur.kind != snapRecord {
+		return false
+	}
+	if !o.genKnown {
+		// Joined while the key was missing, or saw the store go back to
+		// it: an ended record is the end of whatever election it joined.
+		return o.cur.rec.Ended
+	}
+	return o.cur.rec.Gen > o.gen
 }
 
 // watchedPollFactor stretches the poll interval while a watch runs: the
@@ -292,8 +364,17 @@ func (o *observer) readBy(deadline time.Duration) (snapshot, bool) {
 }
 
 // openWatch (re)opens the watch; on failure it is retried later.
-func (o *observer) openWatch() {
-	err := o.watch.start(o.ctx, o.cfg.requestTimeout)
+func (o *observer) openWatch() { o.openWatchBy(never) }
+
+// openWatchBy is openWatch with the call abandoned at deadline (observer
+// clock) if the request timeout would let it run longer.
+func (o *observer) openWatchBy(deadline time.Duration) {
+	if o.watched {
+		o.markGap() // a watch opened again may send what changed meanwhile
+	}
+	o.watched = true
+	timeout := min(o.cfg.requestTimeout, max(deadline-o.clock(), time.Millisecond))
+	err := o.watch.start(o.ctx, timeout)
 	if err == nil {
 		return
 	}
@@ -331,6 +412,7 @@ func (o *observer) watchEvent() {
 
 // failed reports a store error and backs off.
 func (o *observer) failed(err error) {
+	o.markGap()
 	if o.ctx.Err() != nil {
 		return
 	}
@@ -348,6 +430,10 @@ func (o *observer) failed(err error) {
 	wait := o.backoff/2 + rand.N(o.backoff/2+1)
 	o.retryAt = o.clock() + wait
 }
+
+// markGap notes that the observer may have missed changes: until a read
+// sent from now on answers, watch events are not taken as live.
+func (o *observer) markGap() { o.gap, o.gapAt = true, o.clock() }
 
 // succeeded resets the backoff after a store request worked.
 func (o *observer) succeeded() { o.backoff = 0 }

@@ -31,7 +31,7 @@ type config struct {
 	relinquishSpec     string
 	relinquishSchedule cron.Schedule
 	pollInterval       time.Duration
-	missingKeyWait     time.Duration
+	startupWait        time.Duration
 	errs               []error // option errors found while applying options
 }
 
@@ -152,23 +152,24 @@ func WithPollInterval(d time.Duration) Option {
 	}
 }
 
-// WithMissingKeyWait makes a candidate that has never seen a record of its
-// election wait d before it creates a missing key. A store that lost its
-// data (a server restarted without persistence, a wiped or restored data
-// directory) shows the key missing while the leader of before the loss may
-// still act until its lease ends: a candidate that starts at that moment
-// knows nothing of that leader. Set d to the longest TTL any candidate of
-// the election uses, and such a candidate leads only once that leader's
-// lease has surely ended. The cost is a wait of d before the very first
-// leader of a new election. Candidates that saw the record before the loss
-// need no option: they wait out the lost holder's lease by themselves.
-// Default: 0 (a missing key is taken at once). It must not be negative.
-func WithMissingKeyWait(d time.Duration) Option {
+// WithStartupWait makes a candidate begin its first term no sooner than d
+// after it first read the election. A store that lost its data (a server
+// restarted without persistence, a wiped or restored data directory) may
+// show the key missing, free or ended while the leader of before, cut off,
+// still acts until its lease ends: a candidate that starts at that moment
+// saw nothing of that leader. Set d to the longest TTL any candidate of the
+// election uses, and a candidate leads only once such a leader's lease has
+// surely ended. The cost is a wait of d before a new process's first term
+// (the very first leader of a new election included). Candidates that saw
+// the record before the loss need no option: they wait out the lost
+// holder's lease by themselves. Default: 0 (no wait). It must not be
+// negative.
+func WithStartupWait(d time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
-			c.errs = append(c.errs, &OptionError{Option: "WithMissingKeyWait", Reason: fmt.Sprintf("%v is negative", d)})
+			c.errs = append(c.errs, &OptionError{Option: "WithStartupWait", Reason: fmt.Sprintf("%v is negative", d)})
 		}
-		c.missingKeyWait = d
+		c.startupWait = d
 	}
 }
 

@@ -127,7 +127,7 @@ func TestLateWatchEventDoesNotUndoDataLoss(t *testing.T) {
 			t.Fatalf("after the loss: %q", got)
 		}
 		// b joins and leads once the lost holder's lease surely ended.
-		b := NewCandidate(hb, "k", "b", ttl, WithMissingKeyWait(ttl))
+		b := NewCandidate(hb, "k", "b", ttl, WithStartupWait(ttl))
 		runCandidate(t, b)
 		if got := <-leaders; got != "b" {
 			t.Fatalf("after \"\", the follower named %q, want b", got)
@@ -300,7 +300,7 @@ func TestJoinedWhileMissingSurvivesOlderGeneration(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Stop()
-		c := NewCandidate(hc, "k", "c", ttl, WithMissingKeyWait(ttl))
+		c := NewCandidate(hc, "k", "c", ttl, WithStartupWait(ttl))
 		runCandidate(t, c)
 		if got := <-leaders; got != "" {
 			t.Fatalf("first value %q", got)
@@ -319,9 +319,9 @@ func TestJoinedWhileMissingSurvivesOlderGeneration(t *testing.T) {
 }
 
 // 8. A candidate that starts after the store lost its data, and so never
-// saw the leader of before, waits WithMissingKeyWait before it leads: it
+// saw the leader of before, waits WithStartupWait before it leads: it
 // never overlaps that leader, cut off but still within its lease.
-func TestMissingKeyWaitAfterDataLoss(t *testing.T) {
+func TestStartupWaitAfterDataLoss(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("missing-wait")
@@ -334,7 +334,7 @@ func TestMissingKeyWaitAfterDataLoss(t *testing.T) {
 		synctest.Wait()
 		ha.Disconnect()
 		memory.LoseData(name)
-		b := NewCandidate(hb, "k", "b", ttl, WithMissingKeyWait(ttl))
+		b := NewCandidate(hb, "k", "b", ttl, WithStartupWait(ttl))
 		runCandidate(t, b)
 		bt := leadsSoon(t, b, 0, 2*ttl)
 		<-span.done

@@ -568,7 +568,7 @@ func (r *simRun) start(s *simSlot) {
 func (r *simRun) startCandidate(ctx context.Context, a *simActor, st *simStore, s *simSlot) error {
 	a.ttl = s.ttl
 	a.reqTimeout = min(s.ttl/3, 10*time.Second)
-	a.cand = NewCandidate(st, simKey, fmt.Sprintf("c%d", s.index), s.ttl, WithMissingKeyWait(r.maxTTL))
+	a.cand = NewCandidate(st, simKey, fmt.Sprintf("c%d", s.index), s.ttl, WithStartupWait(r.maxTTL))
 	if a.mode == "run" {
 		r.bg.Go(func() {
 			if err := a.cand.Run(ctx, r.callbacks(a)); err != nil && !errors.Is(err, ErrElectionEnded) {

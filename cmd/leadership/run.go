@@ -78,7 +78,7 @@ type runConfig struct {
 	name    string
 	ttl     time.Duration
 	grace   optionalDuration
-	missing time.Duration // --missing-key-wait
+	startup time.Duration // --startup-wait
 	restart bool
 	argv    []string // COMMAND ARGS...
 }
@@ -123,7 +123,7 @@ func runCommand() *command {
 			fs.StringVar(&cfg.name, "name", "", "this candidate's `NAME`, required; what followers and the proxy see (an address such as 10.0.0.5:8080 for leadership proxy)")
 			fs.DurationVar(&cfg.ttl, "ttl", runDefaultTTL, "lease `DURATION`: another candidate takes over at most this long after this one vanished")
 			fs.Var(&cfg.grace, "grace", "wait this `DURATION` between SIGTERM and SIGKILL when stopping COMMAND (default min(TTL/4, 5s))")
-			fs.DurationVar(&cfg.missing, "missing-key-wait", 0, "when this process has never seen the election's record, wait this `DURATION` before creating a missing key, so that a store that lost its data cannot give two leaders; set it to the largest --ttl of the election (default 0: take a missing key at once)")
+			fs.DurationVar(&cfg.startup, "startup-wait", 0, "lead no sooner than this `DURATION` after the first read of the election, so that a store that lost its data cannot give two leaders; set it to the largest --ttl of the election (default 0: no wait)")
 			fs.BoolVar(&cfg.restart, "restart", false, "when COMMAND exits by itself while leading, release leadership and campaign again instead of exiting")
 			return func(ctx context.Context, args []string, s streams) error {
 				cfg.argv = args
@@ -161,8 +161,8 @@ func (c *runConfig) validate() error {
 		return usageErrorf("--name is required (or set LEADERSHIP_NAME): the name followers see, as in --name 10.0.0.5:8080")
 	case c.ttl < leadership.MinTTL || c.ttl > leadership.MaxTTL:
 		return usageErrorf("--ttl %v: must be between %v and %v", c.ttl, leadership.MinTTL, leadership.MaxTTL)
-	case c.missing < 0:
-		return usageErrorf("--missing-key-wait %v: must not be negative", c.missing)
+	case c.startup < 0:
+		return usageErrorf("--startup-wait %v: must not be negative", c.startup)
 	case len(c.argv) == 0:
 		return usageErrorf("missing COMMAND: leadership run [flags] -- COMMAND [ARGS...]")
 	case c.margin() >= c.ttl/2:
@@ -196,7 +196,7 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 	cand := leadership.NewCandidate(kv, cfg.key, cfg.name, cfg.ttl,
 		leadership.WithSafetyMargin(margin),
 		leadership.WithRenewInterval((cfg.ttl-margin)/3),
-		leadership.WithMissingKeyWait(cfg.missing))
+		leadership.WithStartupWait(cfg.startup))
 	elected, errs, err := cand.RunForElection()
 	if err != nil {
 		return startError(err)
