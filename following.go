@@ -91,9 +91,11 @@ func (e *following) step() error {
 	}
 	// Nothing the store does may delay the expiry: every call is abandoned
 	// at it.
-	deadline := never
+	// A read or watch open is also given up after a poll interval, so that
+	// what the watch delivers meanwhile is not left waiting behind it.
+	deadline := now + e.cfg.pollInterval
 	if e.held() && !e.expired {
-		deadline = e.expiresAt()
+		deadline = min(deadline, e.expiresAt())
 	}
 	if !e.watch.running() && now >= e.watchAt {
 		e.openWatchBy(deadline)
@@ -154,11 +156,17 @@ func (e *following) nextWake() time.Duration {
 }
 
 func (e *following) observe(s snapshot, fromWatch bool) {
-	prev := e.cur
+	prev, before := e.cur, e.lastObs
 	if !e.adopt(s, fromWatch) {
 		return
 	}
 	e.checked = false
+	if e.expired && sameTerm(prev, e.cur) {
+		// A write of a term already declared gone is dated from the last
+		// time the store was seen without it, never from its arrival: the
+		// watch may deliver it late (buffered across a partition).
+		e.freshAt = min(e.freshAt, before)
+	}
 	if e.expired && !e.lateWrite && sameTerm(prev, e.cur) {
 		// A write of a term already declared gone may be one its holder sent
 		// before it stepped down, applied late by the store (a paused

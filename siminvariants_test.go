@@ -45,7 +45,11 @@ package leadership
 //     term T (an engine write, a late write, a restore, an identical
 //     rewrite), and TTL(H,T) its ttl_ms. A follower F started at start(F)
 //     may name (H,T) at time t only if
-//     t <= max(lastApply(H,T), start(F)) + TTL(H,T) + slack, where slack is
+//     t <= max(lastApply(H,T), start(F)) + TTL(H,T) + slack + held, where
+//     held is how long a partition of F or an outage of the server that
+//     ended by t held what the store applied at lastApply (watch events
+//     buffered during a cut arrive at its end, as TCP delivers them, and no
+//     follower can tell them from live ones), and slack is
 //     the longest the plan may hold a watch event (start(F): the documented
 //     limitation that a follower started after a crash counts from its first
 //     read). Besides, F never names (H,T) after it named a later term unless
@@ -93,9 +97,10 @@ const (
 // simWitness is what the checker knows of one participant: one incarnation
 // of a candidate or follower, or the admin that ends elections.
 type simWitness struct {
-	label   string
-	kind    simKind
-	started time.Time
+	firstObs time.Time // when a follower made its first observation
+	label    string
+	kind     simKind
+	started  time.Time
 
 	shown   []simShown  // rises of the highest term shown to it
 	first   uint64      // sequence number of the first record shown to it, 0 if none
@@ -175,6 +180,7 @@ type simChecker struct {
 	mu    sync.Mutex
 	run   *simRun
 	slack time.Duration
+	cuts  []simCut // partitions and outages
 
 	applies   map[simHolder][]simApply
 	history   [][]byte // the latest applied values
@@ -527,6 +533,9 @@ func (c *simChecker) observed(w *simWitness, o Observation) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.run.logf("%s: names %q (term %d)", w.label, o.Leader, o.Term)
+	if w.firstObs.IsZero() {
+		w.firstObs = o.At
+	}
 	if w.named != nil {
 		c.checkNaming(w, w.named.Observation, o.At)
 	}
@@ -541,6 +550,46 @@ func (c *simChecker) observed(w *simWitness, o Observation) {
 	if h := w.highest; h == nil || h.Term < o.Term || c.wentBackBetween(h.At, o.At) {
 		w.highest = &simNaming{o}
 	}
+}
+
+// simCut is a partition of one participant (who) or an outage of the
+// server (who nil), during which watch events are held and delivered at its
+// end, as TCP delivers what it buffered.
+type simCut struct {
+	who      *simWitness
+	from, to time.Time // to is zero while it lasts
+}
+
+// cutStart records that w (nil: everyone) is cut off from now.
+func (c *simChecker) cutStart(w *simWitness) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cuts = append(c.cuts, simCut{who: w, from: time.Now()})
+}
+
+// cutEnd records that w's (nil: the server's) cut ended now.
+func (c *simChecker) cutEnd(w *simWitness) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i := range c.cuts {
+		if c.cuts[i].who == w && c.cuts[i].to.IsZero() {
+			c.cuts[i].to = time.Now()
+		}
+	}
+}
+
+// heldBy is how late a cut of w may have delivered what the store applied
+// at applied: from then (or the cut's start) to the cut's end, for cuts
+// that ended by until.
+func (c *simChecker) heldBy(w *simWitness, applied, until time.Time) time.Duration {
+	var held time.Duration
+	for _, k := range c.cuts {
+		if (k.who != nil && k.who != w) || k.to.IsZero() || k.to.After(until) || !k.to.After(applied) {
+			continue
+		}
+		held = max(held, k.to.Sub(applied))
+	}
+	return held
 }
 
 // lastApplied is the last time, no later than at, the store applied a
@@ -592,9 +641,13 @@ func (c *simChecker) checkNaming(w *simWitness, o Observation, until time.Time) 
 	if w.started.After(from) {
 		from = w.started
 	}
-	if bound := from.Add(last.ttl + c.slack); until.After(bound) {
-		c.fail("followers", "%s names %s in term %d at %v, past %v (last write naming it at %v + TTL %v + slack %v)",
-			w.label, o.Leader, o.Term, c.run.at(until), c.run.at(bound), c.run.at(last.at), last.ttl, c.slack)
+	if w.firstObs.After(from) { // the first read may answer after the start
+		from = w.firstObs
+	}
+	held := c.heldBy(w, from, until)
+	if bound := from.Add(last.ttl + c.slack + held); until.After(bound) {
+		c.fail("followers", "%s names %s in term %d at %v, past %v (last write naming it at %v + TTL %v + slack %v + held by a cut %v)",
+			w.label, o.Leader, o.Term, c.run.at(until), c.run.at(bound), c.run.at(last.at), last.ttl, c.slack, held)
 		w.named.Leader = ""
 		return
 	}
