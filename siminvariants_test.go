@@ -249,9 +249,11 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair) {
 	if c.current != nil {
 		// A compare-and-swap that matched a reused index (a write sent
 		// before the store lost its data, applied after) or a restore can
-		// make the record older: the store went back in time.
+		// make the record older: the store went back in time. So does a
+		// term that goes down (an end written from a view older than the
+		// record it replaced, over a reused index).
 		if old, now := c.run.decode(c.current), c.run.decode(pair.Value); old.ok && now.ok &&
-			!now.rec.newerThan(&old.rec) && now.rec.Token != old.rec.Token {
+			(!now.rec.newerThan(&old.rec) || now.rec.Term < old.rec.Term) && now.rec.Token != old.rec.Token {
 			c.seq++
 			c.goBacks = append(c.goBacks, simGoBack{at: time.Now(), kind: "older write", seq: c.seq})
 			c.run.logf("the store went back in time: %s over %s", now.desc, old.desc)
