@@ -142,6 +142,12 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 
 func (o *observer) adoptAt(s snapshot, fromWatch bool, obsAt time.Duration) bool {
 	if fromWatch && o.stale(s) {
+		if o.rewound && s.kind == snapRecord && !s.rec.free() {
+			// A holder written after the store went back may act until its
+			// lease ends, even if the store loses that record again before
+			// a read shows it.
+			o.lostTill = max(o.lostTill, o.clock()+s.rec.ttl())
+		}
 		o.needRead = true
 		return false
 	}
