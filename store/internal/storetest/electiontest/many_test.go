@@ -1,0 +1,37 @@
+package electiontest_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
+	"github.com/leadership-go/leadership/store/memory"
+)
+
+// Many on the in-process store: every election is elected, named, stopped
+// and seen released.
+func TestManyOnMemory(t *testing.T) {
+	s, err := memory.New(context.Background(), []string{t.Name()}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	r := electiontest.Many{N: 20, TTL: time.Second, Wait: 30 * time.Second}.Run(t, s, "many")
+	t.Log(r)
+	if !r.OK() || r.ElectedIn == 0 || len(r.ReleaseSeen) != r.N || len(r.StoreErrs) != 0 {
+		t.Fatalf("on memory: %v", r)
+	}
+}
+
+func TestErrorKind(t *testing.T) {
+	err := &leadership.StoreError{Op: "get", Key: "a/17", Err: errors.New("code 429 on a/17")}
+	if got, want := electiontest.ErrorKind(err), "get: code N on KEY"; got != want {
+		t.Fatalf("ErrorKind = %q, want %q", got, want)
+	}
+	if got, want := electiontest.ErrorKind(errors.New("x 12")), "x N"; got != want {
+		t.Fatalf("ErrorKind = %q, want %q", got, want)
+	}
+}
