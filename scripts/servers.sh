@@ -728,7 +728,7 @@ cmd_env() {
 	running zookeeper && echo "export LEADERSHIP_ZK=127.0.0.1:$ZK_CLIENT"
 	running zookeeper-ensemble && echo "export LEADERSHIP_ZK_ENSEMBLE=$(zk_ensemble_connect)"
 	running redis && echo "export LEADERSHIP_REDIS=127.0.0.1:$REDIS_PORT"
-	running postgres && echo "export LEADERSHIP_POSTGRES='postgres://postgres@127.0.0.1:$PG_PORT/$PG_DB?sslmode=disable'"
+	running postgres && echo "export LEADERSHIP_POSTGRES='postgres://postgres@127.0.0.1:$PG_PORT/$PG_DB?sslmode=disable&connect_timeout=20'"
 	running consul && echo "export LEADERSHIP_CONSUL=127.0.0.1:$CONSUL_HTTP"
 	return 0
 }
