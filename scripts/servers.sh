@@ -515,11 +515,15 @@ start_postgres() {
 		</dev/null >/dev/null 2>&1 || fail_start postgres "pg_ctl start failed"
 	pid=$(head -n 1 "$data/postmaster.pid")
 	record_pid postgres 1 "$pid" "$data"
-	# create the test database once
-	if [[ $(pg_sql postgres "select 1 from pg_database where datname = '$PG_DB'") != 1 ]]; then
-		pg_sql postgres "create database $PG_DB" >/dev/null ||
-			fail_start postgres "create database $PG_DB failed"
-	fi
+	# create the test database once; a loaded machine may refuse the first
+	# tries (a server still starting, clients reconnecting after a wipe)
+	local try
+	for try in 1 2 3 4 5 6 7 8 9 10; do
+		[[ $(pg_sql postgres "select 1 from pg_database where datname = '$PG_DB'") == 1 ]] && return 0
+		pg_sql postgres "create database $PG_DB" >/dev/null 2>>"$(logfile postgres 1)" && return 0
+		sleep 1
+	done
+	fail_start postgres "create database $PG_DB failed"
 }
 
 check_postgres() {
