@@ -22,6 +22,7 @@ type faultStore struct {
 	hangPuts   atomic.Bool  // AtomicPut blocks, ignoring its context, until release
 	holdPuts   atomic.Bool  // AtomicPut answers ctx's error, and is applied at applyHeld
 	failGets   atomic.Bool  // Get fails with ErrNotReachable
+	getDelay   atomic.Int64 // Get reads at once and answers this much later (or at ctx's end)
 	applyLate  atomic.Bool  // AtomicPut waits for ctx to end, then applies and reports success
 	watchDelay atomic.Int64 // watch events carrying a value arrive this much later
 	calls      atomic.Int64 // every call
@@ -83,6 +84,15 @@ func (s *faultStore) Get(ctx context.Context, key string, opts *store.ReadOption
 	p, err := s.Store.Get(ctx, key, opts)
 	if s.conflicted.Load() {
 		s.Disconnect()
+	}
+	if d := time.Duration(s.getDelay.Load()); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	}
 	return p, err
 }

@@ -43,7 +43,9 @@ func (e *following) loop() (err error) {
 	}()
 	timer := time.NewTimer(never)
 	defer timer.Stop()
-	listened := e.clock() // the engine last waited for events until then
+	// The last moment the engine is known to have found no event waiting:
+	// it had been waiting for one until then.
+	listened := e.clock()
 	for {
 		if err := e.step(); err != nil {
 			return err
@@ -54,16 +56,20 @@ func (e *following) loop() (err error) {
 		case <-e.ctx.Done():
 			return nil
 		case <-timer.C:
+			if e.clock()-enter >= time.Millisecond {
+				listened = e.clock()
+			}
 		case p, ok := <-e.watch.events:
 			// An event taken at once was waiting while the engine was busy
-			// (a slow read): it may be as old as the moment it last listened.
+			// (a slow read, or the events before it in a backlog): it may
+			// be as old as the moment the engine last found none waiting.
 			at := e.clock()
 			if at-enter < time.Millisecond {
 				at = listened
 			}
+			listened = at
 			e.event(p, ok, at)
 		}
-		listened = e.clock()
 	}
 }
 

@@ -343,3 +343,54 @@ func TestStartupWaitAfterDataLoss(t *testing.T) {
 		}
 	})
 }
+
+// 9. A follower busy with a slow read finds several watch events waiting
+// when it returns. Each was waiting since before the read: every one of
+// them is dated from the moment the follower last found none waiting, not
+// the second and later ones from when the first was handled. Here the
+// leader resigns and b takes over while the follower's read is slow; b
+// then vanishes, and the follower must drop it within 90% of the TTL of
+// b's acquire.
+func TestFollowerDatesEventBacklogFromBeforeSlowRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("event-backlog")
+		ha, hb, hf := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
+		a := NewCandidate(ha, "k", "a", ttl)
+		runCandidate(t, a)
+		leadsSoon(t, a, 0, time.Second)
+		b := NewCandidate(hb, "k", "b", ttl)
+		runCandidate(t, b)
+		time.Sleep(ttl / 6)
+		// The follower's watch runs, so it polls every 3 poll intervals
+		// (3s): its next read is sent 3s from now.
+		f := NewFollower(hf, "k")
+		leaders, _, err := f.FollowElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Stop()
+		if got := <-leaders; got != "a" {
+			t.Fatalf("first value %q", got)
+		}
+		time.Sleep(2900 * time.Millisecond)
+		hf.getDelay.Store(int64(700 * time.Millisecond)) // the poll at 3s answers at 3.7s
+		time.Sleep(200 * time.Millisecond)
+		a.Resign() // a releases, b acquires at once, while the follower's read is slow
+		bt := leadsSoon(t, b, 0, 100*time.Millisecond)
+		synctest.Wait()
+		hb.Disconnect() // b vanishes: its record stays, never renewed
+		hf.getDelay.Store(0)
+		for _, want := range []string{"", "b"} { // a's release, then b
+			if got := <-leaders; got != want {
+				t.Fatalf("the follower named %q, want %q", got, want)
+			}
+		}
+		if got := <-leaders; got != "" {
+			t.Fatalf("the follower named %q, want \"\"", got)
+		}
+		if d, bound := time.Since(bt.Began), ttl-ttl/10; d > bound {
+			t.Fatalf("the follower named the vanished b for %v after its acquire, bound %v", d, bound)
+		}
+	})
+}

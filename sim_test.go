@@ -45,6 +45,7 @@ var (
 	simTries     = flag.Int("sim.tries", 10, "simulator: runs of a replayed seed, until one breaks an invariant")
 	simKeepGoing = flag.Bool("sim.keepgoing", false, "simulator: keep running a seed after its first violation")
 	simStrict    = flag.Bool("sim.strict", false, "simulator: every invariant is fatal, the open ones (residualInvariants) included")
+	simTrace     = flag.Bool("sim.trace", false, "simulator: log every store call's fault and every value shown to a participant")
 	simRealLimit = flag.Duration("sim.realtimeout", time.Minute, "simulator: real time after which a seed is declared stuck")
 )
 

@@ -278,6 +278,9 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair) {
 // "watch").
 func (c *simChecker) shown(w *simWitness, value []byte, how string) {
 	d := c.run.decode(value)
+	if *simTrace {
+		c.run.logf("%s: shown by %s: %s", w.label, how, d.desc)
+	}
 	if !d.ok {
 		return
 	}

@@ -127,11 +127,12 @@ func (s *simStore) begin(op string, write bool) simFault {
 	}{{faultFail, r.fail}, {faultHang, r.hang}, {faultDelay, r.delay}, {faultLongDelay, r.longDelay},
 		{faultLostReply, r.lostReply}, {faultLateApply, r.lateApply}} {
 		if x < c.p {
-			if c.f == faultLateApply && !write {
-				return faultDelay
+			f := c.f
+			if f == faultLateApply && !write {
+				f = faultDelay
 			}
-			s.run.fault(s.who, "%s %s", op, c.f)
-			return c.f
+			s.run.fault(s.who, "%s %s", op, f)
+			return f
 		}
 		x -= c.p
 	}
@@ -176,6 +177,9 @@ func (s *simStore) giveUp(ctx context.Context) error {
 // up: its results are no longer anyone's.
 func (s *simStore) call(ctx context.Context, op string, write bool, do func(ctx context.Context, keep bool) error) error {
 	f := s.begin(op, write)
+	if *simTrace {
+		s.run.logf("%s: %s call, fault %s", s.who.label, op, f)
+	}
 	p := s.run.plan
 	if f != faultNone && f != faultFail {
 		p.inflight.Add(1)
@@ -233,6 +237,9 @@ func (s *simStore) Get(ctx context.Context, key string, opts *store.ReadOptions)
 	if ctx.Err() == nil { // else the caller has given up and does not see the answer
 		switch {
 		case err == nil:
+			if *simTrace {
+				s.run.logf("%s: get read at %s", s.who.label, s.run.at(at))
+			}
 			s.run.check.shown(s.who, pair.Value, "get")
 		case errors.Is(err, store.ErrKeyNotFound):
 			s.run.check.missingRead(s.who, at)
