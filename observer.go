@@ -170,7 +170,12 @@ func (o *observer) adoptAt(s snapshot, fromWatch bool, obsAt time.Duration) bool
 		return false
 	}
 	next := o.follows(s)
-	o.cur, o.seenAt, o.rewound = s, o.clock(), false
+	// After the store went back to a missing key, a record no newer than
+	// the newest one seen is still the past (a backup restored after a
+	// loss), not a new write: the store stays gone back until a record
+	// newer than this one shows who leads, and watch events stay hints.
+	past := o.rewound && o.cur.kind != snapRecord && s.kind == snapRecord && o.seen && !s.rec.newerThan(&o.high)
+	o.cur, o.seenAt, o.rewound = s, o.clock(), past
 	// A new state seen by a live event is about as old as the event. One
 	// seen by a read, or by an event while the store or the watch failed
 	// and no read has answered since (a watch that resumes sends what

@@ -394,3 +394,56 @@ func TestFollowerDatesEventBacklogFromBeforeSlowRead(t *testing.T) {
 		}
 	})
 }
+
+// 10. The store loses its data, a follower reads the key missing, and then
+// an older record is restored (from a backup). That record is from the
+// past: the follower names no one until a new write shows who leads, and
+// a watch event from before the loss that arrives late does not bring its
+// holder back either. Here the holder vanished before the loss and its
+// lease is over: naming it again would name a leader that is gone.
+func TestFollowerNamesNoOneFromRecordRestoredAfterLoss(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("restore-after-loss")
+		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
+		a := NewCandidate(ha, "k", "a", ttl)
+		runCandidate(t, a)
+		term := leadsSoon(t, a, 0, time.Second)
+		span := spanOf(term)
+		f := NewFollower(hf, "k")
+		leaders, _, err := f.FollowElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Stop()
+		if got := <-leaders; got != "a" {
+			t.Fatalf("first value %q", got)
+		}
+		other, _ := memory.Open(name)
+		defer other.Close()
+		time.Sleep(ttl / 6)
+		backup, err := other.Get(context.Background(), "k", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(ttl - ttl/6 + 50*time.Millisecond) // just after a renewal
+		ha.Disconnect()                               // a vanishes
+		<-span.done
+		if got := <-leaders; got != "" {
+			t.Fatalf("after a's deadline: %q", got)
+		}
+		time.Sleep(ttl / 10)
+		memory.LoseData(name)
+		synctest.Wait() // the follower reads the key missing
+		if err := other.Put(context.Background(), "k", backup.Value, nil); err != nil {
+			t.Fatal(err)
+		}
+		timeout := time.NewTimer(2 * ttl)
+		defer timeout.Stop()
+		select {
+		case got := <-leaders:
+			t.Fatalf("after a record from before the loss was restored, the follower named %q", got)
+		case <-timeout.C:
+		}
+	})
+}
