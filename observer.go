@@ -46,6 +46,12 @@ type observer struct {
 	lostAt   time.Duration // when the store was last seen going back
 	lostTill time.Duration // the lost holders' leases may last until then
 	backs    int           // times the store was seen going back
+	// A watch event showed, while the store had gone back, a holder newer
+	// than every record seen: written after the loss, perhaps, and renewed
+	// since as far as anyone knows, until a read shows it or shows it gone.
+	hinted  bool
+	hint    record        // the newest such record
+	hintTTL time.Duration // the longest lease among them
 
 	watch      keyWatch
 	watchAt    time.Duration // when to reopen a failed watch
@@ -130,6 +136,15 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 		}
 	}
 	current := s.kind == o.cur.kind && (s.kind == snapMissing || s.kind == snapRecord && s.rec.Token == o.cur.rec.Token)
+	if !fromWatch && o.hinted {
+		if s.kind != snapRecord || s.rec.Token != o.hint.Token && !s.rec.newerThan(&o.hint) {
+			// The record the watch showed is gone: the store went back
+			// again, and its holder may have renewed it, unseen (the
+			// reads failed, the watch was cut), until this read was sent.
+			o.lostTill = max(o.lostTill, o.readSent+o.hintTTL)
+		}
+		o.hinted, o.hintTTL = false, 0
+	}
 	adopted := o.adoptAt(s, fromWatch, obsAt)
 	if !fromWatch || adopted || current {
 		o.lastObs = max(o.lastObs, obsAt)
@@ -147,6 +162,18 @@ func (o *observer) adoptAt(s snapshot, fromWatch bool, obsAt time.Duration) bool
 			// lease ends, even if the store loses that record again before
 			// a read shows it.
 			o.lostTill = max(o.lostTill, o.clock()+s.rec.ttl())
+			if s.rec.newerThan(&o.high) {
+				// It may renew until a read shows the record gone (adopt),
+				// and a candidate that led when the store went back no
+				// longer knows that no one else leads (acquireAt).
+				if !o.hinted || s.rec.newerThan(&o.hint) {
+					o.hint = s.rec
+				}
+				o.hinted, o.hintTTL = true, max(o.hintTTL, s.rec.ttl())
+				if s.rec.ID != o.lost.id {
+					o.lost = lostHolder{ttl: max(o.lost.ttl, s.rec.ttl())}
+				}
+			}
 		}
 		o.needRead = true
 		return false

@@ -447,3 +447,44 @@ func TestFollowerNamesNoOneFromRecordRestoredAfterLoss(t *testing.T) {
 		}
 	})
 }
+
+// 11. After the store lost its data, a candidate's watch shows a new
+// holder's record (a hint: the candidate has seen the store go back), and
+// the candidate is cut off before a read confirms it. The holder renews
+// meanwhile; then the store loses its data again, and the candidate, back,
+// reads the key missing. The holder may have renewed until that read: the
+// candidate waits the holder's TTL from it, not from when the watch showed
+// the record.
+func TestHintedHolderLostAgainIsWaitedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("hint-lost-again")
+		ha, hb := newFaultStore(t, name), newFaultStore(t, name)
+		a := NewCandidate(ha, "k", "a", ttl)
+		runCandidate(t, a)
+		first := leadsSoon(t, a, 0, time.Second)
+		b := NewCandidate(hb, "k", "b", ttl)
+		runCandidate(t, b)
+		time.Sleep(ttl / 2)
+		ha.Disconnect() // so that b reads the key missing before a re-creates it
+		memory.LoseData(name)
+		synctest.Wait() // b reads the key missing: the store went back
+		hb.watchDelay.Store(int64(500 * time.Millisecond))
+		ha.Reconnect()
+		second := leadsSoon(t, a, first.Token, ttl) // a re-creates the key at once
+		span := spanOf(second)
+		synctest.Wait() // the event of a's record is on its way to b
+		hb.Disconnect() // b is cut off; the event still arrives, its reads fail
+		// a renews 4 times, then vanishes within its lease...
+		time.Sleep(time.Until(second.Began.Add(4*ttl/3 + 50*time.Millisecond)))
+		ha.Disconnect()
+		memory.LoseData(name)
+		hb.Reconnect() // ...and b reads the key missing
+		bt := leadsSoon(t, b, second.Token, 3*ttl)
+		<-span.done
+		if bt.Began.Before(span.end) {
+			t.Fatalf("two leaders: a led term %d until %v, b term %d from %v (since a's term began)",
+				second.Token, span.end.Sub(second.Began), bt.Token, bt.Began.Sub(second.Began))
+		}
+	})
+}
