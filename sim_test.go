@@ -44,7 +44,7 @@ var (
 	simTTLs      = flag.Int("sim.ttls", 500, "simulator: simulated TTLs (of the run's longest TTL) per seed")
 	simTries     = flag.Int("sim.tries", 10, "simulator: runs of a replayed seed, until one breaks an invariant")
 	simKeepGoing = flag.Bool("sim.keepgoing", false, "simulator: keep running a seed after its first violation")
-	simStrict    = flag.Bool("sim.strict", false, "simulator: every invariant is fatal, the open ones (residualInvariants) included")
+	simStrict    = flag.Bool("sim.strict", false, "simulator: every invariant is fatal, the open ones (residualInvariants, none at present) included")
 	simTrace     = flag.Bool("sim.trace", false, "simulator: log every store call's fault and every value shown to a participant")
 	simRealLimit = flag.Duration("sim.realtimeout", time.Minute, "simulator: real time after which a seed is declared stuck")
 )
@@ -107,12 +107,11 @@ func TestSimulator(t *testing.T) {
 }
 
 // residualInvariants are the invariants the engine does not yet keep under
-// every fault combination (issue: prove the safety promise). A seed that
-// breaks only these is reported but fails the test only with -sim.strict:
-// rare fault combinations (about 1 seed in 300) still let a follower name
-// a holder slightly past the stated bound, or a token repeat after an end
-// written over a stale record.
-var residualInvariants = []string{"followers", "tokens"}
+// every fault combination: a seed that breaks only these is reported but
+// fails the test only with -sim.strict. There are none: every invariant is
+// fatal in every run (docs/semantics.md, section 8). The mechanism stays
+// for an invariant added before the engine keeps it.
+var residualInvariants []string
 
 // runSimSeed runs one seed in its own bubble, under a real-time guard that
 // names the seed if the run gets stuck (a livelock that stops virtual time).

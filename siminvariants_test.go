@@ -34,6 +34,14 @@ package leadership
 //     yet), and C was never shown (by a read, a watch event or a write's
 //     reply) a record with a term as high as U's. "Before" is the order in
 //     which the checker saw the events, exact even within one instant.
+//     The same limitation seen from the other side: a term U may have a
+//     token no greater than that of a term of candidate C that began before
+//     it when the store applied U's acquire before C's (U's candidate
+//     learned of its success only after C's term began: a delayed reply),
+//     the store went back in time between the two acquires, and C was never
+//     shown a term as high as U's before its term began. The store lost a
+//     token it had already issued, and C numbered its term without having
+//     been shown it.
 //     A violation is reported as "tokens-unseen" when C was never shown U's
 //     term and the store went back in time (a loss, a restore, or a write
 //     that made the record older by matching a reused index) between the
@@ -472,6 +480,11 @@ func (c *simChecker) checkToken(t *simTerm) {
 				late.token, late.who.label, early.token, early.who.label, early.token)
 			continue
 		}
+		if c.issuedFirst(late, early) {
+			c.run.logf("token %d of %s not above %d of %s: excused (issued first, lost, and never shown to %s before its term)",
+				late.token, late.who.label, early.token, early.who.label, early.who.label)
+			continue
+		}
 		if !c.firstReport(late, early) {
 			continue
 		}
@@ -515,6 +528,28 @@ func (c *simChecker) excused(late, early *simTerm) bool {
 	written := c.appliedSeq(early)
 	for _, g := range c.goBacks {
 		if g.kind != "delete" && g.seq > written && g.at.Before(late.start) {
+			return true
+		}
+	}
+	return false
+}
+
+// issuedFirst reports whether the documented limitation covers late's
+// token not being above early's when the two terms' tokens were issued in
+// the other order: the store applied late's acquire before early's (late's
+// candidate learned of its success only after early's term began, a reply
+// delayed), the store went back in time (lost or rewound its data) between
+// the two acquires, and early's candidate was never shown a term as high
+// as late's before its own began. Then early's candidate numbered its term
+// without having been shown a token already issued, as section 7 allows,
+// and late's candidate could not know that its record was lost.
+func (c *simChecker) issuedFirst(late, early *simTerm) bool {
+	lateSeq, earlySeq := c.appliedSeq(late), c.appliedSeq(early)
+	if lateSeq == 0 || earlySeq <= lateSeq || early.who.maxShownBefore(early.start).term >= late.token {
+		return false
+	}
+	for _, g := range c.goBacks {
+		if g.kind != "delete" && g.seq > lateSeq && g.seq < earlySeq {
 			return true
 		}
 	}
