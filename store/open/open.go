@@ -64,7 +64,7 @@ func (s *Spec) Open(ctx context.Context) (store.Store, error) {
 		return nil, &ConfigError{Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + strings.Join(Schemes, ", ")}
 	case b.open == nil:
 		return nil, &ConfigError{Field: "scheme", Value: s.Scheme,
-			Reason: "this build leaves the " + b.name + " backend out (built with the tag " + b.tag() + ")", Err: ErrBackendLeftOut}
+			Reason: "this program was built with the tag " + b.tag(), Err: ErrBackendLeftOut}
 	}
 	return b.open(s, ctx, newParams(s.Params))
 }
