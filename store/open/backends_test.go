@@ -73,20 +73,27 @@ func TestBackendLeftOut(t *testing.T) {
 	}
 }
 
-// TestTagsUnlinkBackends checks with go list that each leadership_no_NAME
-// tag drops its adapter, and that all of them together leave none of the
-// client libraries linked.
+// TestTagsUnlinkBackends checks that the package compiles with each
+// leadership_no_NAME tag and with all of them, that each tag drops its
+// adapter, and that all of them together leave none of the client
+// libraries linked.
 func TestTagsUnlinkBackends(t *testing.T) {
 	goTool, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("the go command is not in PATH")
 	}
 	const module = "github.com/leadership-go/leadership/"
+	// deps compiles the package with the tags and lists the packages it
+	// links.
 	deps := func(tags ...string) []string {
 		t.Helper()
-		out, err := exec.Command(goTool, "list", "-deps", "-tags", strings.Join(tags, ","), ".").CombinedOutput()
+		joined := strings.Join(tags, ",")
+		if out, err := exec.Command(goTool, "build", "-tags", joined, ".").CombinedOutput(); err != nil {
+			t.Fatalf("go build -tags %s: %v\n%s", joined, err, out)
+		}
+		out, err := exec.Command(goTool, "list", "-deps", "-tags", joined, ".").CombinedOutput()
 		if err != nil {
-			t.Fatalf("go list -tags %s: %v\n%s", strings.Join(tags, ","), err, out)
+			t.Fatalf("go list -tags %s: %v\n%s", joined, err, out)
 		}
 		return strings.Fields(string(out))
 	}
