@@ -2,7 +2,8 @@ package open
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 var (
@@ -15,34 +16,8 @@ var (
 	ErrNoURL = errors.New("open: no store URL")
 )
 
-// ConfigError names the part of a store URL that is wrong. It matches
+// ConfigError names the part of a store URL that is wrong (Field: "scheme",
+// "host", "user", "tls", "ca", "dial_timeout", ...). It matches
 // ErrInvalidURL, and ErrUnknownScheme when the scheme is the problem.
 // Secrets are never included in Value.
-type ConfigError struct {
-	Field  string // "scheme", "host", "user", "tls", "ca", "dial_timeout", ...
-	Value  string // the offending value, "" for secrets
-	Reason string
-	Err    error // an underlying error (a file that cannot be read, ...), or nil
-}
-
-// Error describes the error.
-func (e *ConfigError) Error() string {
-	msg := fmt.Sprintf("open: store URL: %s", e.Field)
-	if e.Value != "" {
-		msg += fmt.Sprintf(" %q", e.Value)
-	}
-	msg += ": " + e.Reason
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Unwrap returns the underlying error, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
-
-// Is reports whether target is ErrInvalidURL, or ErrUnknownScheme for a
-// scheme error.
-func (e *ConfigError) Is(target error) bool {
-	return target == ErrInvalidURL || (target == ErrUnknownScheme && e.Field == "scheme")
-}
+type ConfigError = adapter.ConfigError
