@@ -69,14 +69,11 @@ type settings struct {
 	connectTimeout         time.Duration
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
-}
-
-// validateName checks an identifier used to derive SQL object names.
-func validateName(what, name string, maxLen int) error {
+// validateName checks an identifier used to derive SQL object names:
+// field is the Config field that gives it.
+func validateName(field, name string, maxLen int) error {
 	if len(name) > maxLen || !identPattern.MatchString(name) {
-		return invalid("%s %q: want letters, digits and underscores, at most %d bytes", what, name, maxLen)
+		return invalid(field, name, fmt.Sprintf("want letters, digits and underscores, at most %d bytes", maxLen), nil)
 	}
 
 	return nil
@@ -99,26 +96,26 @@ func (c *Config) resolve() (settings, error) {
 		st.channel = st.table + "_events"
 	}
 
-	if err := validateName("table", st.table, maxTableLen); err != nil {
+	if err := validateName("Table", st.table, maxTableLen); err != nil {
 		return st, err
 	}
 
-	if err := validateName("channel", st.channel, maxNameLen); err != nil {
+	if err := validateName("Channel", st.channel, maxNameLen); err != nil {
 		return st, err
 	}
 
 	if st.schema != "" {
-		if err := validateName("schema", st.schema, maxNameLen); err != nil {
+		if err := validateName("Schema", st.schema, maxNameLen); err != nil {
 			return st, err
 		}
 	}
 
 	if cfg.ConnectTimeout < 0 {
-		return st, invalid("negative ConnectTimeout %v", cfg.ConnectTimeout)
+		return st, invalid("ConnectTimeout", "", fmt.Sprintf("negative: %v", cfg.ConnectTimeout), nil)
 	}
 
 	if cfg.MaxConns < 0 {
-		return st, invalid("negative MaxConns %d", cfg.MaxConns)
+		return st, invalid("MaxConns", "", fmt.Sprintf("negative: %d", cfg.MaxConns), nil)
 	}
 
 	return st, nil
@@ -128,7 +125,7 @@ func (c *Config) resolve() (settings, error) {
 func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, invalid("DSN", "", "cannot be parsed", err)
 	}
 
 	cc := pc.ConnConfig

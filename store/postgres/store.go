@@ -14,7 +14,9 @@ import (
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/store/internal/ctxutil"
+	"github.com/leadership-go/leadership/store/internal/watch"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 // StoreName is the name under which the store is registered with valkeyrie.
@@ -49,7 +51,7 @@ type Store struct {
 	purgeAt     time.Time     // next purge of expired rows
 	keyWatches  map[string]map[*keyWatch]struct{}
 	treeWatches map[*treeWatch]struct{}
-	waiters     map[string]chan struct{} // closed at the next event on the key
+	waiters     kv.Waiters // closed at the next event on the key
 	held        map[string]map[*heldLock]struct{}
 	heldByID    map[string]*heldLock
 	listenerPID uint32
@@ -116,7 +118,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, invalid("DSN", "", "unusable", err)
 	}
 
 	sctx, cancel := context.WithCancel(context.Background())
@@ -130,7 +132,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		kick:        make(chan struct{}, 1),
 		keyWatches:  make(map[string]map[*keyWatch]struct{}),
 		treeWatches: make(map[*treeWatch]struct{}),
-		waiters:     make(map[string]chan struct{}),
+		waiters:     kv.Waiters{},
 		held:        make(map[string]map[*heldLock]struct{}),
 		heldByID:    make(map[string]*heldLock),
 	}
@@ -210,7 +212,7 @@ func classify(op string, err error) error {
 		return fmt.Errorf("postgres: %s: %w", op, err)
 	}
 
-	return &UnreachableError{Op: op, Err: err}
+	return unreachable(op, err)
 }
 
 // connectionClass reports SQLSTATEs meaning the server is, or is becoming,
@@ -251,14 +253,14 @@ func (s *Store) begin(ctx context.Context) (context.Context, context.CancelFunc,
 		return nil, nil, ErrClosed
 	}
 
-	c, cancel := ctxutil.Joined(ctx, s.ctx)
+	c, cancel := watch.Joined(ctx, s.ctx)
 
 	return c, cancel, nil
 }
 
 // beginKey is begin preceded by key normalisation.
 func (s *Store) beginKey(ctx context.Context, key string) (string, context.Context, context.CancelFunc, error) {
-	k := normalizeKey(key)
+	k := kv.NormalizeKey(key)
 	if k == "" {
 		return "", nil, nil, ErrEmptyKey
 	}
