@@ -169,7 +169,7 @@ func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error)
 	if len(s.Endpoints) == 0 {
 		return nil, &ConfigError{Invalid: ErrInvalidURL, Field: "host", Reason: "no host given"}
 	}
-	cfg := &postgres.Config{Table: s.Params.Get("table"), Channel: s.Params.Get("channel")}
+	cfg := postgres.Config{Table: s.Params.Get("table"), Channel: s.Params.Get("channel")}
 	q := s.Params
 	q.Del("table")
 	q.Del("channel")
@@ -180,7 +180,8 @@ func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error)
 	if enc := q.Encode(); enc != "" {
 		dsn += "?" + enc
 	}
-	return nonNil(postgres.Open(ctx, dsn, cfg))
+	cfg.DSN = dsn
+	return postgres.Open(ctx, cfg)
 }
 
 // nonNil keeps a nil concrete store from becoming a non-nil interface.

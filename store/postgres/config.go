@@ -30,9 +30,14 @@ const (
 	maxNameLen  = 63
 )
 
-// Config is the configuration accepted by New and Open. The zero value (or
-// a nil *Config) selects every default.
+// Config is the configuration accepted by Open and New. Every field but
+// DSN may be left zero for its default (New also takes a nil *Config).
 type Config struct {
+	// DSN is the PostgreSQL DSN or URL that Open connects to, as pgx takes
+	// it ("postgres://user:pass@host:5432/db?sslmode=require"). New takes
+	// it as its endpoint instead, and ignores this field.
+	DSN string
+
 	// Table is the table holding the keys, created if missing. Default
 	// DefaultTable. Letters, digits and underscores, at most 54 bytes.
 	Table string

@@ -83,7 +83,7 @@ func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (sto
 		return nil, ErrNoEndpoint
 	}
 
-	s, err := Open(ctx, endpoints[0], cfg)
+	s, err := open(ctx, endpoints[0], cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -91,11 +91,23 @@ func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (sto
 	return s, nil
 }
 
-// Open connects to the server at dsn, creates the schema if needed, starts
-// listening and returns the handle. It fails within cfg.ConnectTimeout
-// (default 5s) with an error wrapping store.ErrNotReachable (an
-// *UnreachableError) when the server cannot be reached.
-func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
+// Open connects to the server at cfg.DSN, creates the schema if needed,
+// starts listening and returns the handle, a *Store. It fails within
+// cfg.ConnectTimeout (default 5s) with an error wrapping
+// store.ErrNotReachable (an *UnreachableError) when the server cannot be
+// reached, at once with ErrNoEndpoint for an empty DSN, and with a
+// *ConfigError for an unusable DSN or Config.
+func Open(ctx context.Context, cfg Config) (store.Store, error) {
+	s, err := open(ctx, cfg.DSN, &cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	return s, nil
+}
+
+// open is Open on dsn (New ignores cfg.DSN: its endpoint is the DSN).
+func open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	if dsn == "" {
 		return nil, ErrNoEndpoint
 	}
