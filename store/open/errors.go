@@ -21,3 +21,13 @@ var (
 // ErrInvalidURL, and ErrUnknownScheme when the scheme is the problem.
 // Secrets are never included in Value.
 type ConfigError = adapter.ConfigError
+
+// storeURL is the Invalid of this package's *ConfigError: its text starts
+// the message ("open: store URL: host: ..."), and it matches ErrInvalidURL.
+type storeURL struct{}
+
+// Error is the start of the message.
+func (storeURL) Error() string { return "open: store URL" }
+
+// Is reports whether target is ErrInvalidURL.
+func (storeURL) Is(target error) bool { return target == ErrInvalidURL }

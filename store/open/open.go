@@ -51,7 +51,7 @@ func FromEnv(ctx context.Context, name string) (store.Store, error) {
 	}
 	raw := os.Getenv(name)
 	if strings.TrimSpace(raw) == "" {
-		return nil, &ConfigError{Invalid: ErrInvalidURL, Field: name, Reason: "environment variable is unset or empty", Err: ErrNoURL}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: name, Reason: "environment variable is unset or empty", Err: ErrNoURL}
 	}
 	return Store(ctx, raw)
 }
@@ -73,7 +73,7 @@ func (s *Spec) Open(ctx context.Context) (store.Store, error) {
 	case "postgres", "postgresql":
 		return s.openPostgres(ctx, p)
 	}
-	return nil, &ConfigError{Invalid: ErrInvalidURL, Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + strings.Join(Schemes, ", "), Err: ErrUnknownScheme}
+	return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + strings.Join(Schemes, ", "), Err: ErrUnknownScheme}
 }
 
 func (s *Spec) openMemory(p *params) (store.Store, error) {
@@ -82,7 +82,7 @@ func (s *Spec) openMemory(p *params) (store.Store, error) {
 		name = strings.Join(s.Endpoints, ",")
 	}
 	if name == "" {
-		return nil, &ConfigError{Invalid: ErrInvalidURL, Field: "host", Reason: "memory:// needs a name, as in memory://my-cluster"}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Reason: "memory:// needs a name, as in memory://my-cluster"}
 	}
 	if err := p.done(); err != nil {
 		return nil, err
@@ -129,7 +129,7 @@ func (s *Spec) openZooKeeper(ctx context.Context, p *params) (store.Store, error
 		return nil, err
 	}
 	if s.HasAuth && (s.Username == "" || s.Password == "") {
-		return nil, &ConfigError{Invalid: ErrInvalidURL, Field: "user", Value: s.Username, Reason: "digest auth needs user:password"}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "user", Value: s.Username, Reason: "digest auth needs user:password"}
 	}
 	cfg := zookeeper.Config{Endpoints: eps, Username: s.Username, Password: s.Password,
 		SessionTimeout: p.duration("session_timeout"),
@@ -148,7 +148,7 @@ func (s *Spec) openRedis(ctx context.Context, p *params) (store.Store, error) {
 	db := 0
 	if s.Path != "" {
 		if db, err = strconv.Atoi(s.Path); err != nil || db < 0 {
-			return nil, &ConfigError{Invalid: ErrInvalidURL, Field: "db", Value: s.Path, Reason: "the path must be a database number, as in redis://host:6379/0"}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "db", Value: s.Path, Reason: "the path must be a database number, as in redis://host:6379/0"}
 		}
 	}
 	tlsCfg := tlsConfig(p)
@@ -167,7 +167,7 @@ func (s *Spec) openRedis(ctx context.Context, p *params) (store.Store, error) {
 // parameters (table, channel).
 func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error) {
 	if len(s.Endpoints) == 0 {
-		return nil, &ConfigError{Invalid: ErrInvalidURL, Field: "host", Reason: "no host given"}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Reason: "no host given"}
 	}
 	cfg := postgres.Config{Table: s.Params.Get("table"), Channel: s.Params.Get("channel")}
 	q := s.Params

@@ -1,6 +1,7 @@
 package adapter
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -13,7 +14,8 @@ import (
 // reachable with errors.Is and errors.As too.
 type ConfigError struct {
 	// Invalid is the sentinel of the package that reports the error (such
-	// as etcd.ErrInvalidConfig); its text starts the message.
+	// as etcd.ErrInvalidConfig), or an error that matches it; its text
+	// starts the message.
 	Invalid error
 	// Field is the Config field, or the part of a URL, at fault.
 	Field string
@@ -42,8 +44,8 @@ func (e *ConfigError) Error() string {
 	return msg
 }
 
-// Is reports whether target is Invalid.
-func (e *ConfigError) Is(target error) bool { return target != nil && target == e.Invalid }
+// Is reports whether Invalid is, or matches, target.
+func (e *ConfigError) Is(target error) bool { return e.Invalid != nil && errors.Is(e.Invalid, target) }
 
 // Unwrap returns the underlying error, if any.
 func (e *ConfigError) Unwrap() error { return e.Err }
