@@ -206,11 +206,11 @@ func TestLockDefaultsAndMinTTL(t *testing.T) {
 
 	l, err := s.NewLock(ctx, "a", nil)
 	require.NoError(t, err)
-	assert.Equal(t, DefaultLockTTL, l.(*locker).ttl)
+	assert.Equal(t, DefaultLockTTL, l.(*locker).TTL)
 
 	l, err = s.NewLock(ctx, "b", &store.LockOptions{TTL: time.Nanosecond})
 	require.NoError(t, err)
-	assert.Equal(t, s.MinTTL(), l.(*locker).ttl)
+	assert.Equal(t, s.MinTTL(), l.(*locker).TTL)
 }
 
 func TestLockMutualExclusion(t *testing.T) {

@@ -18,7 +18,7 @@ func (s *Spec) openMemory(_ context.Context, p *params) (store.Store, error) {
 		name = strings.Join(s.Endpoints, ",")
 	}
 	if name == "" {
-		return nil, &ConfigError{Field: "host", Reason: "memory:// needs a name, as in memory://my-cluster"}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Reason: "memory:// needs a name, as in memory://my-cluster"}
 	}
 	if err := p.done(); err != nil {
 		return nil, err

@@ -48,7 +48,7 @@ func FromEnv(ctx context.Context, name string) (store.Store, error) {
 	}
 	raw := os.Getenv(name)
 	if strings.TrimSpace(raw) == "" {
-		return nil, &ConfigError{Field: name, Reason: "environment variable is unset or empty", Err: ErrNoURL}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: name, Reason: "environment variable is unset or empty", Err: ErrNoURL}
 	}
 	return Store(ctx, raw)
 }
@@ -61,10 +61,10 @@ func (s *Spec) Open(ctx context.Context) (store.Store, error) {
 	b := backendFor(s.Scheme)
 	switch {
 	case b == nil:
-		return nil, &ConfigError{Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + strings.Join(Schemes, ", ")}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + strings.Join(Schemes, ", "), Err: ErrUnknownScheme}
 	case b.open == nil:
-		return nil, &ConfigError{Field: "scheme", Value: s.Scheme,
-			Reason: "this program was built with the tag " + b.tag(), Err: ErrBackendLeftOut}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme,
+			Reason: "this program was built with the tag " + b.tag(), Err: errLeftOut}
 	}
 	return b.open(s, ctx, newParams(s.Params))
 }

@@ -18,9 +18,9 @@ var postgresBackend = backend{name: "postgres", schemes: []string{"postgres", "p
 // parameters (table, channel).
 func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error) {
 	if len(s.Endpoints) == 0 {
-		return nil, &ConfigError{Field: "host", Reason: "no host given"}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Reason: "no host given"}
 	}
-	cfg := &postgres.Config{Table: s.Params.Get("table"), Channel: s.Params.Get("channel")}
+	cfg := postgres.Config{Table: s.Params.Get("table"), Channel: s.Params.Get("channel")}
 	q := s.Params
 	q.Del("table")
 	q.Del("channel")
@@ -31,5 +31,6 @@ func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error)
 	if enc := q.Encode(); enc != "" {
 		dsn += "?" + enc
 	}
-	return nonNil(postgres.Open(ctx, dsn, cfg))
+	cfg.DSN = dsn
+	return postgres.Open(ctx, cfg)
 }

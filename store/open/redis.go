@@ -22,7 +22,7 @@ func (s *Spec) openRedis(ctx context.Context, p *params) (store.Store, error) {
 	db := 0
 	if s.Path != "" {
 		if db, err = strconv.Atoi(s.Path); err != nil || db < 0 {
-			return nil, &ConfigError{Field: "db", Value: s.Path, Reason: "the path must be a database number, as in redis://host:6379/0"}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "db", Value: s.Path, Reason: "the path must be a database number, as in redis://host:6379/0"}
 		}
 	}
 	tlsCfg := tlsConfig(p)

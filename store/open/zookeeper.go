@@ -19,7 +19,7 @@ func (s *Spec) openZooKeeper(ctx context.Context, p *params) (store.Store, error
 		return nil, err
 	}
 	if s.HasAuth && (s.Username == "" || s.Password == "") {
-		return nil, &ConfigError{Field: "user", Value: s.Username, Reason: "digest auth needs user:password"}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "user", Value: s.Username, Reason: "digest auth needs user:password"}
 	}
 	cfg := zookeeper.Config{Endpoints: eps, Username: s.Username, Password: s.Password,
 		SessionTimeout: p.duration("session_timeout"),

@@ -19,8 +19,9 @@
 //	}
 //	defer kv.Close()
 //
-// Go callers may use Open(ctx, dsn, cfg) instead, which returns the
-// concrete *Store. New pings the server within Config.ConnectTimeout
+// Go callers may use Open(ctx, postgres.Config{DSN: dsn, ...}) instead,
+// the shape of every adapter's Open; the store it returns is a *Store.
+// New pings the server within Config.ConnectTimeout
 // (default 5s) and fails with an *UnreachableError, which wraps
 // store.ErrNotReachable, when it cannot be reached.
 //

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
+
+	keys "github.com/leadership-go/leadership/store/internal/kv"
 )
 
 func TestWatchDeleteAndExpiry(t *testing.T) {
@@ -327,7 +329,7 @@ func TestWatchOddKeys(t *testing.T) {
 
 		require.NoError(t, kv.Put(ctx, k, []byte(k), nil))
 		p := storetest.NextPair(t, events)
-		assert.Equal(t, normalizeKey(k), p.Key)
+		assert.Equal(t, keys.NormalizeKey(k), p.Key)
 		assert.Equal(t, []byte(k), p.Value)
 	}
 }

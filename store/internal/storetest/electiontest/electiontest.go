@@ -22,13 +22,16 @@ import (
 type OpenFunc func(ctx context.Context, endpoints []string) (store.Store, error)
 
 // Network returns the leadershiptest.Network named backend of the test
-// servers at endpoints. Its Server is server (the name scripts/servers.sh
-// knows it by), so that StoreRestart stops and starts it, only when
-// storetest.RestartAllowed.
+// servers at endpoints. Only when storetest.RestartAllowed and server is
+// not "" does it get Stop and Start: scripts/servers.sh stops server (the
+// name the script knows it by) and wipes its data, the harder case of a
+// restart, and starts it again, empty (PostgreSQL: a new cluster and
+// database).
 func Network(backend, server string, endpoints []string, open OpenFunc) *leadershiptest.Network {
 	n := &leadershiptest.Network{BackendName: backend, Endpoints: endpoints, Open: open}
-	if storetest.RestartAllowed() {
-		n.Server = server
+	if storetest.RestartAllowed() && server != "" {
+		n.Stop = func(t *testing.T) { storetest.ServersScript(t, "stop", "--wipe", server) }
+		n.Start = func(t *testing.T) { storetest.ServersScript(t, "start", server) }
 	}
 	return n
 }
