@@ -248,10 +248,18 @@ func TestKeepAlive(t *testing.T) {
 	kv, owner := openOn(t, table), openOn(t, table)
 	ctx := testCtx(t)
 
-	require.NoError(t, owner.Put(ctx, "ka", []byte("v"), &store.WriteOptions{TTL: 300 * time.Millisecond, KeepAlive: true}))
-	require.NoError(t, owner.Put(ctx, "plain", []byte("v"), &store.WriteOptions{TTL: 300 * time.Millisecond}))
+	// The keeper renews every TTL/3, so a kept-alive key outlives a stall
+	// of the owner's process (or of the server) of up to 2/3 of its TTL,
+	// no longer: that is the whole promise. With the 300ms TTL this test
+	// had, a stall of 200ms expired the key, and a 2-core machine with two
+	// CPU hogs beside the test stalls the process that long (sleeps woke
+	// up to 350ms late there). A 1s TTL tolerates 667ms.
+	const ttl = time.Second
 
-	time.Sleep(time.Second)
+	require.NoError(t, owner.Put(ctx, "ka", []byte("v"), &store.WriteOptions{TTL: ttl, KeepAlive: true}))
+	require.NoError(t, owner.Put(ctx, "plain", []byte("v"), &store.WriteOptions{TTL: ttl}))
+
+	time.Sleep(5 * ttl / 2) // several renewals
 
 	_, err := kv.Get(ctx, "ka", nil)
 	require.NoError(t, err, "kept-alive key expired")

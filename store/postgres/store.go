@@ -159,7 +159,6 @@ func open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		return nil, err
 	}
 
-	s.purgeAt = time.Now() // purge what expired while nobody watched
 	s.wg.Add(2)
 	go s.listen(conn)
 	go s.keep()
@@ -167,7 +166,8 @@ func open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	return s, nil
 }
 
-// setup pings the server, creates the schema and opens the listener.
+// setup pings the server, creates the schema, warms the pool (and purges
+// what expired while nobody watched) and opens the listener.
 func (s *Store) setup(ctx context.Context) (*pgx.Conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, s.st.connectTimeout)
 	defer cancel()
@@ -198,6 +198,10 @@ func (s *Store) setup(ctx context.Context) (*pgx.Conn, error) {
 		}
 
 		return nil, openErr(ctx, "create schema", err)
+	}
+
+	if err := s.warm(cctx); err != nil {
+		return nil, openErr(ctx, "warm up", err)
 	}
 
 	conn, err := s.connectListener(cctx)
