@@ -20,18 +20,11 @@ import (
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
-// namesEndpoints reports whether err is an *UnreachableError naming
-// endpoints.
-func namesEndpoints(err error, endpoints []string) bool {
-	var ue *UnreachableError
-	return errors.As(err, &ue) && len(ue.Endpoints) == len(endpoints) && ue.Endpoints[0] == endpoints[0]
-}
-
 func TestOpenUnreachable(t *testing.T) {
 	storetest.NoLeaks(t)
 	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
 		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
-	}, storetest.Unreachable{Names: namesEndpoints, WrapsDeadline: true})
+	}, storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
 }
 
 // fakeAgent is an HTTPS server answering /v1/status/leader with leader,
