@@ -190,6 +190,21 @@ func followerNames(evs []event) map[int]string {
 	return names
 }
 
+// startElection starts three candidates, c1 to c3, and a follower, each on
+// a client of its own, and waits until one leads and the follower names
+// it; it returns that candidate.
+func (g *group) startElection(ctx context.Context) (int, error) {
+	for i := range 3 {
+		if _, err := g.addCandidate(ctx, fmt.Sprintf("c%d", i+1)); err != nil {
+			return -1, err
+		}
+	}
+	if _, err := g.addFollower(ctx, "follower"); err != nil {
+		return -1, err
+	}
+	return g.waitStable(ctx, g.roundTimeout())
+}
+
 // waitStable waits until a candidate leads and every follower names it,
 // and returns that candidate.
 func (g *group) waitStable(ctx context.Context, timeout time.Duration) (int, error) {
@@ -306,15 +321,7 @@ type handoffResult struct {
 func runHandoff(ctx context.Context, be *backend, cfg *config) (res *handoffResult, err error) {
 	g := newGroup(be, cfg.key(be, "handoff"), cfg.ttl, false, false, leadership.WithResignHoldoff(cfg.holdoff))
 	defer func() { err = errors.Join(err, g.teardown()) }()
-	for i := range 3 {
-		if _, err := g.addCandidate(ctx, fmt.Sprintf("c%d", i+1)); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := g.addFollower(ctx, "follower"); err != nil {
-		return nil, err
-	}
-	lead, err := g.waitStable(ctx, g.roundTimeout())
+	lead, err := g.startElection(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -478,15 +485,7 @@ type idleParticipant struct {
 func startIdle(ctx context.Context, be *backend, cfg *config, ttl time.Duration) (*idleRun, error) {
 	g := newGroup(be, cfg.key(be, fmt.Sprintf("idle-%v", ttl)), ttl, false, true)
 	r := &idleRun{g: g, ttl: ttl}
-	for i := range 3 {
-		if _, err := g.addCandidate(ctx, fmt.Sprintf("c%d", i+1)); err != nil {
-			return r, err
-		}
-	}
-	if _, err := g.addFollower(ctx, "follower"); err != nil {
-		return r, err
-	}
-	lead, err := g.waitStable(ctx, g.roundTimeout())
+	lead, err := g.startElection(ctx)
 	if err != nil {
 		return r, err
 	}
