@@ -171,6 +171,22 @@ func noArgs(cmd string, args []string) error {
 	return nil
 }
 
+// follow opens a client of the store and follows the election on it. It
+// returns the follower, its store errors, and stop, which stops the
+// follower and closes the client.
+func (e *electionFlags) follow(ctx context.Context) (f *leadership.Follower, errs <-chan error, stop func(), err error) {
+	kv, err := e.open(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	f = leadership.NewFollower(kv, e.key)
+	if _, errs, err = f.FollowElection(); err != nil {
+		_ = kv.Close()
+		return nil, nil, nil, startError(err)
+	}
+	return f, errs, func() { f.Stop(); _ = kv.Close() }, nil
+}
+
 // flagsOnly is the run function of the command cmd, which takes flags
 // only: it rejects arguments, checks the parsed flags with validate, and
 // runs run.

@@ -46,18 +46,12 @@ func followCommand() *command {
 // runFollow follows the election and prints every observation until ctx
 // ends or the election does.
 func runFollow(ctx context.Context, ef electionFlags, asJSON bool, s streams) error {
-	kv, err := ef.open(ctx)
+	f, errs, stop, err := ef.follow(ctx)
 	if err != nil {
 		return err
 	}
-	defer kv.Close()
+	defer stop()
 	log := &logger{w: s.stderr, prefix: "leadership follow: "}
-	f := leadership.NewFollower(kv, ef.key)
-	_, errs, err := f.FollowElection()
-	if err != nil {
-		return startError(err)
-	}
-	defer f.Stop()
 	enc := json.NewEncoder(s.stdout)
 	obs := f.Observations()
 	for {

@@ -108,18 +108,12 @@ var proxyListening = func(addr string) {}
 
 // runProxy serves the proxy until ctx ends or the election does.
 func runProxy(ctx context.Context, cfg proxyConfig, s streams) error {
-	kv, err := cfg.open(ctx)
+	f, errs, stop, err := cfg.follow(ctx)
 	if err != nil {
 		return err
 	}
-	defer kv.Close()
+	defer stop()
 	lg := &logger{w: s.stderr, prefix: "leadership proxy: "}
-	f := leadership.NewFollower(kv, cfg.key)
-	_, errs, err := f.FollowElection()
-	if err != nil {
-		return startError(err)
-	}
-	defer f.Stop()
 
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
