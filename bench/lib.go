@@ -205,6 +205,20 @@ func (g *group) startElection(ctx context.Context) (int, error) {
 	return g.waitStable(ctx, g.roundTimeout())
 }
 
+// waitNewLeader waits up to a round's timeout for a candidate other than
+// lead to be elected after the recorder's mark from, and returns that
+// election. A round without one gives elected false; only the end of ctx
+// is an error.
+func (g *group) waitNewLeader(ctx context.Context, from, lead int) (el event, elected bool, err error) {
+	el, err = g.rec.waitFor(ctx, from, g.roundTimeout(), func(e event) bool {
+		return e.kind == evElected && e.val && e.who != lead
+	})
+	if err != nil {
+		return event{}, false, ctx.Err()
+	}
+	return el, true, nil
+}
+
 // waitStable waits until a candidate leads and every follower names it,
 // and returns that candidate.
 func (g *group) waitStable(ctx context.Context, timeout time.Duration) (int, error) {
@@ -333,13 +347,11 @@ func runHandoff(ctx context.Context, be *backend, cfg *config) (res *handoffResu
 		from := g.rec.mark()
 		t0 := time.Now()
 		g.members[lead].cand.Resign()
-		el, err := g.rec.waitFor(ctx, from, g.roundTimeout(), func(e event) bool {
-			return e.kind == evElected && e.val && e.who != lead
-		})
+		el, elected, err := g.waitNewLeader(ctx, from, lead)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+			return nil, err
+		}
+		if !elected {
 			res.Failed++
 			if lead, err = g.waitStable(ctx, g.roundTimeout()); err != nil {
 				return res, err
@@ -421,13 +433,11 @@ func runCrash(ctx context.Context, be *backend, cfg *config) (res *crashResult, 
 		from := g.rec.mark()
 		t0 := time.Now()
 		g.vanish(old)
-		el, err := g.rec.waitFor(ctx, from, g.roundTimeout(), func(e event) bool {
-			return e.kind == evElected && e.val && e.who != lead
-		})
+		el, elected, err := g.waitNewLeader(ctx, from, lead)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+			return nil, err
+		}
+		if !elected {
 			res.Failed++
 		} else {
 			res.Takeover = append(res.Takeover, msf(el.at.Sub(t0)))
