@@ -16,8 +16,8 @@ import (
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 func TestOpenUnreachable(t *testing.T) {
@@ -140,11 +140,7 @@ func TestKvtoolsMutatesDefaultClient(t *testing.T) {
 func TestCutAfterOpen(t *testing.T) {
 	addr := agent(t)
 	storetest.NoLeaks(t)
-	fwd, err := leadershiptest.NewForwarder(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fwd.Close() })
+	fwd := electiontest.Forwarder(t, addr)
 	s, err := Open(context.Background(), Config{Endpoints: []string{fwd.Addr()}, RequestTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

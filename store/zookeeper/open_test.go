@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 func TestOpenUnreachable(t *testing.T) {
@@ -37,11 +37,7 @@ func TestOpenUnreachableEnsemble(t *testing.T) {
 func TestCutAfterOpen(t *testing.T) {
 	eps := servers(t, envSingle)
 	storetest.NoLeaks(t)
-	fwd, err := leadershiptest.NewForwarder(eps[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fwd.Close() })
+	fwd := electiontest.Forwarder(t, eps[0])
 	s, err := Open(context.Background(), Config{Endpoints: []string{fwd.Addr()}, RequestTimeout: 300 * time.Millisecond, SessionTimeout: 4 * time.Second})
 	if err != nil {
 		t.Fatal(err)

@@ -51,6 +51,18 @@ func Network(backend, server string, endpoints []string, open OpenFunc) *leaders
 	return n
 }
 
+// Forwarder returns a leadershiptest.Forwarder to target, closed at the
+// end of the test.
+func Forwarder(t testing.TB, target string) *leadershiptest.Forwarder {
+	t.Helper()
+	fwd, err := leadershiptest.NewForwarder(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fwd.Close() })
+	return fwd
+}
+
 // RunClusterFailover runs leadershiptest.RunFailover on n, a network of
 // the members of the scripts/servers.sh group cluster: the failure kills
 // the member that leads the cluster's own consensus, the recovery starts
