@@ -144,10 +144,7 @@ func TestLockWaitsAndWakes(t *testing.T) {
 	kv, other := openOn(t, table), openOn(t, table)
 	ctx := testCtx(t)
 
-	holder, err := other.NewLock(ctx, "lock", &store.LockOptions{TTL: 10 * time.Second, DeleteOnUnlock: true})
-	require.NoError(t, err)
-	_, err = holder.Lock(ctx)
-	require.NoError(t, err)
+	holder := storetest.HeldLock(t, ctx, other, "lock", &store.LockOptions{TTL: 10 * time.Second, DeleteOnUnlock: true})
 
 	waiter, err := kv.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("waiter"), TTL: 10 * time.Second})
 	require.NoError(t, err)
@@ -168,29 +165,13 @@ func TestLockWaitsAndWakes(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 
 	// Woken by the release, well before the 2s safety re-check.
-	type result struct {
-		at  time.Time
-		err error
-	}
-	got := make(chan result, 1)
-
-	go func() {
-		_, err := waiter.Lock(ctx)
-		got <- result{time.Now(), err}
-	}()
-
-	time.Sleep(200 * time.Millisecond)
+	waiting := storetest.StartLock(ctx, waiter, 200*time.Millisecond)
 	released := time.Now()
 	require.NoError(t, holder.Unlock(ctx))
-
-	select {
-	case r := <-got:
-		require.NoError(t, r.err)
-		assert.Less(t, r.at.Sub(released), time.Second)
-		t.Logf("lock handed over %v after the unlock", r.at.Sub(released))
-	case <-time.After(storetest.Patience):
-		t.Fatal("waiter not woken")
-	}
+	r := waiting.Wait(t, "waiter not woken")
+	require.NoError(t, r.Err)
+	assert.Less(t, r.At.Sub(released), time.Second)
+	t.Logf("lock handed over %v after the unlock", r.At.Sub(released))
 
 	pair, err := kv.Get(ctx, "lock", nil)
 	require.NoError(t, err)
@@ -203,29 +184,13 @@ func TestLockBlockedUntilClose(t *testing.T) {
 	kv, other := openOn(t, table), openOn(t, table)
 	ctx := testCtx(t)
 
-	holder, err := other.NewLock(ctx, "lock", nil)
-	require.NoError(t, err)
-	_, err = holder.Lock(ctx)
-	require.NoError(t, err)
-
+	holder := storetest.HeldLock(t, ctx, other, "lock", nil)
 	waiter, err := kv.NewLock(ctx, "lock", nil)
 	require.NoError(t, err)
 
-	done := make(chan error, 1)
-	go func() {
-		_, err := waiter.Lock(ctx)
-		done <- err
-	}()
-
-	time.Sleep(100 * time.Millisecond)
+	blocked := storetest.StartLock(ctx, waiter, 100*time.Millisecond)
 	require.NoError(t, kv.Close())
-
-	select {
-	case err := <-done:
-		require.ErrorIs(t, err, ErrClosed)
-	case <-time.After(storetest.Patience):
-		t.Fatal("Lock not ended by Close")
-	}
+	require.ErrorIs(t, blocked.Wait(t, "Lock not ended by Close").Err, ErrClosed)
 
 	require.NoError(t, holder.Unlock(ctx))
 }
