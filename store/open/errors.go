@@ -44,4 +44,6 @@ type leftOut struct{}
 
 func (leftOut) Error() string { return ErrBackendLeftOut.Error() }
 
-func (leftOut) Is(target error) bool { return target == ErrBackendLeftOut || target == ErrUnknownScheme }
+func (leftOut) Is(target error) bool {
+	return target == ErrBackendLeftOut || target == ErrUnknownScheme
+}
