@@ -56,7 +56,7 @@ func abandonable[T any](ctx context.Context, call func() (T, error), abandoned f
 }
 
 // getKey reads key with a linearizable read where the backend has one.
-func getKey(ctx context.Context, client store.Store, key string) (*store.KVPair, error) {
+func getKey(ctx context.Context, client Backend, key string) (*store.KVPair, error) {
 	return abandonable(ctx, func() (*store.KVPair, error) {
 		return client.Get(ctx, key, &store.ReadOptions{Consistent: true})
 	}, nil)
@@ -69,7 +69,7 @@ type putResult struct {
 }
 
 // casKey compare-and-swaps value over prev (nil: create).
-func casKey(ctx context.Context, client store.Store, key string, value []byte, prev *store.KVPair) (bool, *store.KVPair, error) {
+func casKey(ctx context.Context, client Backend, key string, value []byte, prev *store.KVPair) (bool, *store.KVPair, error) {
 	r, err := abandonable(ctx, func() (putResult, error) {
 		ok, pair, err := client.AtomicPut(ctx, key, value, prev, nil)
 		return putResult{ok, pair}, err
@@ -78,7 +78,7 @@ func casKey(ctx context.Context, client store.Store, key string, value []byte, p
 }
 
 // casDelete deletes key if it still holds prev.
-func casDelete(ctx context.Context, client store.Store, key string, prev *store.KVPair) (bool, error) {
+func casDelete(ctx context.Context, client Backend, key string, prev *store.KVPair) (bool, error) {
 	return abandonable(ctx, func() (bool, error) {
 		return client.AtomicDelete(ctx, key, prev)
 	}, nil)
@@ -87,7 +87,7 @@ func casDelete(ctx context.Context, client store.Store, key string, prev *store.
 // watchKey opens a watch that lives as long as watchCtx; the call itself is
 // abandoned when callCtx ends, and a watch that opens after that is
 // cancelled (cancelWatch) and drained.
-func watchKey(callCtx, watchCtx context.Context, cancelWatch context.CancelFunc, client store.Store, key string) (<-chan *store.KVPair, error) {
+func watchKey(callCtx, watchCtx context.Context, cancelWatch context.CancelFunc, client Backend, key string) (<-chan *store.KVPair, error) {
 	return abandonable(callCtx, func() (<-chan *store.KVPair, error) {
 		return client.Watch(watchCtx, key, nil)
 	}, func(ch <-chan *store.KVPair) {

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/kvtools/valkeyrie/store"
 )
 
 // Candidate runs for election on a key of a store. At most one candidate of
@@ -18,7 +16,7 @@ import (
 // lease steps down at its own deadline, before the store could let anyone
 // else win. Every method is safe for concurrent use.
 type Candidate struct {
-	client store.Store
+	client Backend
 	key    string
 	node   string
 	ttl    time.Duration
@@ -65,7 +63,7 @@ const (
 // or Run; problems with the arguments or options are returned from there as
 // typed errors (ErrNilStore, ErrEmptyKey, ErrEmptyName, ErrInvalidTTL,
 // ErrInvalidOption).
-func NewCandidate(client store.Store, key, node string, ttl time.Duration, opts ...Option) *Candidate {
+func NewCandidate(client Backend, key, node string, ttl time.Duration, opts ...Option) *Candidate {
 	c := &Candidate{
 		client:  client,
 		key:     normalizeKey(key),

@@ -344,3 +344,56 @@ func TestStoreOutageRecovers(t *testing.T) {
 	l := leaderOf(t, rs)
 	recvUntil(t, leaders, "follower sees a leader again", func(s string) bool { return s == l.name })
 }
+
+// After Stop, the last value of the elected channel is false even when the
+// reader left a true in the buffer.
+func TestElectedChannelEndsOnFalse(t *testing.T) {
+	for range 20 {
+		s := newBoolSink()
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() { s.run(stop); close(done) }()
+		if <-s.out {
+			t.Fatal("first value true")
+		}
+		s.push(true)
+		for len(s.out) == 0 { // the true waits in the buffer, unread
+			time.Sleep(time.Microsecond)
+		}
+		s.push(false)
+		close(stop)
+		<-done
+		var got []bool
+		for v := range s.out {
+			got = append(got, v)
+		}
+		if len(got) > 0 && got[len(got)-1] {
+			t.Fatalf("after the first false the reader saw %v", got)
+		}
+	}
+}
+
+// A Run that could not start (store down) can be tried again.
+func TestRunAfterFailedStart(t *testing.T) {
+	c := newCluster(t)
+	h := c.handle()
+	cand := NewCandidate(h, "rerun", "a", time.Second)
+	h.Disconnect()
+	if err := cand.Run(context.Background(), Callbacks{}); !errors.Is(err, ErrStore) {
+		t.Fatalf("Run on a store that is down: %v", err)
+	}
+	h.Reconnect()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- cand.Run(ctx, Callbacks{OnStartedLeading: func(context.Context, Term) { cancel() }})
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("second Run: %v", err)
+		}
+	case <-time.After(wait):
+		t.Fatal("second Run never led")
+	}
+}

@@ -15,14 +15,14 @@ import (
 // keeps its term counter, so fencing tokens keep growing if the election is
 // opened again: a candidate that starts after the end opens a new election
 // on the same key, and waits out the last leader's TTL before leading.
-func EndElection(ctx context.Context, client store.Store, key string) error {
+func EndElection(ctx context.Context, client Backend, key string) error {
 	_, _, err := endElection(ctx, client, key)
 	return err
 }
 
 // endElection writes the ended record and returns it as stored, with the
 // TTL of the leader it displaced (0 when no one led).
-func endElection(ctx context.Context, client store.Store, key string) (*store.KVPair, time.Duration, error) {
+func endElection(ctx context.Context, client Backend, key string) (*store.KVPair, time.Duration, error) {
 	if isNil(client) {
 		return nil, 0, ErrNilStore
 	}
@@ -86,7 +86,7 @@ const endNotice = 3*time.Second + 500*time.Millisecond
 // meanwhile, that one is ended in turn. Fencing tokens of an election
 // opened after the deletion start again from 1: prefer EndElection where
 // tokens guard a resource.
-func DeleteElection(ctx context.Context, client store.Store, key string) error {
+func DeleteElection(ctx context.Context, client Backend, key string) error {
 	for {
 		ended, ttl, err := endElection(ctx, client, key)
 		if err != nil {

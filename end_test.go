@@ -85,3 +85,32 @@ func TestEndElectionBadInput(t *testing.T) {
 		t.Fatalf("unreachable: %v", err)
 	}
 }
+
+// A candidate that opens a new election while DeleteElection waits must not
+// have its record deleted under it.
+func TestDeleteElectionSparesAReopenedElection(t *testing.T) {
+	c := newCluster(t)
+	h := c.handle()
+	done := make(chan error, 1)
+	go func() { done <- DeleteElection(ctxT(t), h, "reopen") }() // no one led: ends, then deletes
+	eventually(t, "the election ended", func() bool {
+		p, err := h.Get(context.Background(), "reopen", nil)
+		return err == nil && snapshotOf(p).rec.Ended
+	})
+	n := c.campaign("reopen", 300*time.Millisecond, 1)[0] // reopens it
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	// n joined before the end or reopened the ended election, so it was
+	// ended (and told), or it created a fresh election after the deletion
+	// (and leads it).
+	// Never a deleted record under a live leader.
+	eventually(t, "n leads or is told of the end", func() bool {
+		return n.IsLeader() || errors.Is(n.Err(), ErrElectionEnded)
+	})
+	if n.IsLeader() {
+		if _, err := h.Get(context.Background(), "reopen", nil); err != nil {
+			t.Fatalf("n leads but its record is gone: %v", err)
+		}
+	}
+}

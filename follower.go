@@ -5,8 +5,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/kvtools/valkeyrie/store"
 )
 
 // Follower follows an election and reports who leads it. It never reports
@@ -18,7 +16,7 @@ import (
 // may take over.
 // Every method is safe for concurrent use.
 type Follower struct {
-	client store.Store
+	client Backend
 	key    string
 	cfg    config
 	err    error
@@ -44,7 +42,7 @@ const leaderQueueLimit = 1024
 // NewFollower creates a follower of the election at key. Nothing runs
 // until FollowElection; problems with the arguments are returned from there
 // (ErrNilStore, ErrEmptyKey, ErrInvalidOption).
-func NewFollower(client store.Store, key string, opts ...Option) *Follower {
+func NewFollower(client Backend, key string, opts ...Option) *Follower {
 	f := &Follower{
 		client:  client,
 		key:     normalizeKey(key),

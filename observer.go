@@ -15,7 +15,7 @@ import (
 // keeps a watch open as a hint, reads the key when a hint is not enough, and
 // backs off after store errors. Only the goroutine that owns it uses it.
 type observer struct {
-	client store.Store
+	client Backend
 	key    string
 	cfg    *config
 	ctx    context.Context
@@ -64,7 +64,7 @@ type observer struct {
 	warned  []byte            // the foreign value already reported
 }
 
-func newObserver(ctx context.Context, client store.Store, key string, cfg *config, clock func() time.Duration) observer {
+func newObserver(ctx context.Context, client Backend, key string, cfg *config, clock func() time.Duration) observer {
 	return observer{
 		client: client, key: key, cfg: cfg, ctx: ctx, clock: clock,
 		watch: keyWatch{client: client, key: key}, eventAt: -1,

@@ -9,7 +9,7 @@ import (
 )
 
 // Limits on the TTL. A store may raise the minimum by implementing
-// interface{ MinTTL() time.Duration }.
+// MinTTLer.
 const (
 	MinTTL = 10 * time.Millisecond
 	MaxTTL = 24 * time.Hour
@@ -239,7 +239,7 @@ func (c *config) resolve(ttl time.Duration) error {
 // store's own minimum, if it declares one.
 func checkTTL(ttl time.Duration, client any) error {
 	lo := MinTTL
-	if m, ok := client.(interface{ MinTTL() time.Duration }); ok && m.MinTTL() > lo {
+	if m, ok := client.(MinTTLer); ok && m.MinTTL() > lo {
 		lo = m.MinTTL()
 	}
 	if ttl < lo || ttl > MaxTTL {

@@ -97,3 +97,22 @@ func TestDefaults(t *testing.T) {
 		t.Fatalf("explicit zeros: %+v %v", z, err)
 	}
 }
+
+// A TTL that is not a whole number of milliseconds is rounded up, so the
+// leader's deadline and the waiters' timing agree.
+func TestTTLRoundedToMilliseconds(t *testing.T) {
+	c := newCluster(t)
+	cand := NewCandidate(c.handle(), "round", "a", 30*time.Millisecond+999*time.Microsecond)
+	if cand.ttl != 31*time.Millisecond {
+		t.Fatalf("ttl %v", cand.ttl)
+	}
+}
+
+// A schedule that never fires is refused.
+func TestScheduleThatNeverFires(t *testing.T) {
+	c := newCluster(t)
+	_, _, err := NewCandidate(c.handle(), "never", "a", time.Second, WithRelinquishSchedule("0 0 30 2 *")).RunForElection()
+	if !errors.Is(err, ErrInvalidOption) {
+		t.Fatalf("Feb 30: %v", err)
+	}
+}

@@ -13,7 +13,7 @@ import (
 // knows, but no decision rests on a watch alone. When the backend's watch
 // fails or ends, the engine polls until keyWatch manages to restart it.
 type keyWatch struct {
-	client store.Store
+	client Backend
 	key    string
 	cancel context.CancelFunc
 	events <-chan *store.KVPair

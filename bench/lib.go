@@ -190,6 +190,35 @@ func followerNames(evs []event) map[int]string {
 	return names
 }
 
+// startElection starts three candidates, c1 to c3, and a follower, each on
+// a client of its own, and waits until one leads and the follower names
+// it; it returns that candidate.
+func (g *group) startElection(ctx context.Context) (int, error) {
+	for i := range 3 {
+		if _, err := g.addCandidate(ctx, fmt.Sprintf("c%d", i+1)); err != nil {
+			return -1, err
+		}
+	}
+	if _, err := g.addFollower(ctx, "follower"); err != nil {
+		return -1, err
+	}
+	return g.waitStable(ctx, g.roundTimeout())
+}
+
+// waitNewLeader waits up to a round's timeout for a candidate other than
+// lead to be elected after the recorder's mark from, and returns that
+// election. A round without one gives elected false; only the end of ctx
+// is an error.
+func (g *group) waitNewLeader(ctx context.Context, from, lead int) (el event, elected bool, err error) {
+	el, err = g.rec.waitFor(ctx, from, g.roundTimeout(), func(e event) bool {
+		return e.kind == evElected && e.val && e.who != lead
+	})
+	if err != nil {
+		return event{}, false, ctx.Err()
+	}
+	return el, true, nil
+}
+
 // waitStable waits until a candidate leads and every follower names it,
 // and returns that candidate.
 func (g *group) waitStable(ctx context.Context, timeout time.Duration) (int, error) {
@@ -306,15 +335,7 @@ type handoffResult struct {
 func runHandoff(ctx context.Context, be *backend, cfg *config) (res *handoffResult, err error) {
 	g := newGroup(be, cfg.key(be, "handoff"), cfg.ttl, false, false, leadership.WithResignHoldoff(cfg.holdoff))
 	defer func() { err = errors.Join(err, g.teardown()) }()
-	for i := range 3 {
-		if _, err := g.addCandidate(ctx, fmt.Sprintf("c%d", i+1)); err != nil {
-			return nil, err
-		}
-	}
-	if _, err := g.addFollower(ctx, "follower"); err != nil {
-		return nil, err
-	}
-	lead, err := g.waitStable(ctx, g.roundTimeout())
+	lead, err := g.startElection(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -326,13 +347,11 @@ func runHandoff(ctx context.Context, be *backend, cfg *config) (res *handoffResu
 		from := g.rec.mark()
 		t0 := time.Now()
 		g.members[lead].cand.Resign()
-		el, err := g.rec.waitFor(ctx, from, g.roundTimeout(), func(e event) bool {
-			return e.kind == evElected && e.val && e.who != lead
-		})
+		el, elected, err := g.waitNewLeader(ctx, from, lead)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+			return nil, err
+		}
+		if !elected {
 			res.Failed++
 			if lead, err = g.waitStable(ctx, g.roundTimeout()); err != nil {
 				return res, err
@@ -414,13 +433,11 @@ func runCrash(ctx context.Context, be *backend, cfg *config) (res *crashResult, 
 		from := g.rec.mark()
 		t0 := time.Now()
 		g.vanish(old)
-		el, err := g.rec.waitFor(ctx, from, g.roundTimeout(), func(e event) bool {
-			return e.kind == evElected && e.val && e.who != lead
-		})
+		el, elected, err := g.waitNewLeader(ctx, from, lead)
 		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
+			return nil, err
+		}
+		if !elected {
 			res.Failed++
 		} else {
 			res.Takeover = append(res.Takeover, msf(el.at.Sub(t0)))
@@ -478,15 +495,7 @@ type idleParticipant struct {
 func startIdle(ctx context.Context, be *backend, cfg *config, ttl time.Duration) (*idleRun, error) {
 	g := newGroup(be, cfg.key(be, fmt.Sprintf("idle-%v", ttl)), ttl, false, true)
 	r := &idleRun{g: g, ttl: ttl}
-	for i := range 3 {
-		if _, err := g.addCandidate(ctx, fmt.Sprintf("c%d", i+1)); err != nil {
-			return r, err
-		}
-	}
-	if _, err := g.addFollower(ctx, "follower"); err != nil {
-		return r, err
-	}
-	lead, err := g.waitStable(ctx, g.roundTimeout())
+	lead, err := g.startElection(ctx)
 	if err != nil {
 		return r, err
 	}

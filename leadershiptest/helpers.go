@@ -2,6 +2,7 @@ package leadershiptest
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"strings"
@@ -174,7 +175,12 @@ type cand struct {
 func (e *env) candidate(cl *client, name string, opts ...leadership.Option) *cand {
 	e.t.Helper()
 	c := leadership.NewCandidate(cl.Store, e.key, name, e.ttl, opts...)
-	el, errs, err := c.RunForElection()
+	var el <-chan bool
+	var errs <-chan error
+	err := e.startRetrying(func() (err error) {
+		el, errs, err = c.RunForElection()
+		return err
+	})
 	if err != nil {
 		e.t.Fatalf("RunForElection %s: %v", name, err)
 	}
@@ -185,6 +191,20 @@ func (e *env) candidate(cl *client, name string, opts ...leadership.Option) *can
 		<-r.errs.done
 	})
 	return r
+}
+
+// startRetrying calls start until it succeeds, fails other than with
+// leadership.ErrStore, or e.wait has passed. A start whose first read timed
+// out on a busy server may be repeated (docs/semantics.md); a loaded
+// machine needs that wherever the suite starts a candidate or a follower.
+func (e *env) startRetrying(start func() error) error {
+	begin := time.Now()
+	err := start()
+	for errors.Is(err, leadership.ErrStore) && time.Since(begin) < e.wait {
+		time.Sleep(10 * time.Millisecond)
+		err = start()
+	}
+	return err
 }
 
 // candidates starts n candidates, each on its own client.
@@ -209,7 +229,12 @@ type fol struct {
 func (e *env) follower(cl *client) *fol {
 	e.t.Helper()
 	f := leadership.NewFollower(cl.Store, e.key)
-	leaders, errs, err := f.FollowElection()
+	var leaders <-chan string
+	var errs <-chan error
+	err := e.startRetrying(func() (err error) {
+		leaders, errs, err = f.FollowElection()
+		return err
+	})
 	if err != nil {
 		e.t.Fatalf("FollowElection: %v", err)
 	}

@@ -2,9 +2,6 @@ package leadershiptest
 
 import (
 	"context"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -26,11 +23,15 @@ type Network struct {
 	Open func(ctx context.Context, endpoints []string) (store.Store, error)
 	// LeaseTTL is the TTL of the suite's candidates (default 2s).
 	LeaseTTL time.Duration
-	// Server, when set, is the name scripts/servers.sh knows the server by
-	// ("etcd", "redis", ...): StoreRestart then stops it, deletes its data
-	// and starts it again, empty, with that script. Leave it empty when the
-	// server is shared with tests that may run at the same time.
-	Server string
+	// Stop and Start, when both are set, stop the store's
+	// server and start it again (for StoreRestart, which every backend must
+	// survive): how is the caller's business, a script, a container, a
+	// service manager. Start returns once the server answers. The
+	// harder case is a server that comes back without its data (for
+	// instance a data directory wiped between the two). Leave them nil
+	// when the server is shared with tests that may run at the same time:
+	// StoreRestart is then skipped.
+	Stop, Start func(t *testing.T)
 }
 
 // Name implements Backend.
@@ -80,34 +81,18 @@ func (n *Network) Client(t *testing.T) *Client {
 	}
 }
 
-// StopServer implements Restarter with scripts/servers.sh: it stops the
-// server and wipes its data ("servers.sh stop --wipe"), the harder case of
-// a restart, which every backend must survive; it skips the test when
-// Server is empty.
+// StopServer implements Restarter with Stop; it skips the test when Stop
+// or Start is nil.
 func (n *Network) StopServer(t *testing.T) {
 	t.Helper()
-	if n.Server == "" {
+	if n.Stop == nil || n.Start == nil {
 		t.Skip("no server the suite may restart")
 	}
-	serversScript(t, "stop", "--wipe", n.Server)
+	n.Stop(t)
 }
 
-// StartServer implements Restarter with scripts/servers.sh: the server
-// starts empty (PostgreSQL: a new cluster and database).
+// StartServer implements Restarter with Start.
 func (n *Network) StartServer(t *testing.T) {
 	t.Helper()
-	serversScript(t, "start", n.Server)
-}
-
-// serversScript runs the repository's scripts/servers.sh.
-func serversScript(t *testing.T, args ...string) {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	script := filepath.Join(filepath.Dir(file), "..", "scripts", "servers.sh")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "bash", append([]string{script}, args...)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("servers.sh %v: %v\n%s", args, err, out)
-	}
+	n.Start(t)
 }

@@ -63,8 +63,8 @@ var subtests = []subtest{
 //     Heal it campaigns again.
 //   - StoreRestart (needs Restarter): while the store is down everyone
 //     reports ErrStore errors and no one leads; after the restart (Network:
-//     with the server's data wiped) a leader is elected and followers name
-//     it, without help.
+//     its Stop and Start; this repository's own runs wipe the server's
+//     data) a leader is elected and followers name it, without help.
 //   - StopWhileWaiting: Stop, and cancelling the context, of a candidate or
 //     a follower that does not lead returns promptly and closes its channels.
 //   - FencingTokensGrow: tokens strictly grow across handoffs and a crash

@@ -635,13 +635,10 @@ func testManyElections(e *env) {
 	var mu sync.Mutex
 	var errs []error
 	parallel(func(i int) {
-		// A start whose first read timed out on a busy server may be
-		// repeated (docs/semantics.md); a loaded machine needs that here.
-		_, _, err := cands[i].RunForElection()
-		for errors.Is(err, leadership.ErrStore) && time.Since(start) < e.wait {
-			time.Sleep(10 * time.Millisecond)
-			_, _, err = cands[i].RunForElection()
-		}
+		err := e.startRetrying(func() error {
+			_, _, err := cands[i].RunForElection()
+			return err
+		})
 		if err != nil {
 			mu.Lock()
 			errs = append(errs, fmt.Errorf("election %d: %w", i, err))

@@ -119,6 +119,20 @@ func (l *logger) printf(format string, a ...any) {
 	_, _ = fmt.Fprintf(l.w, "%s %s%s\n", time.Now().Format("15:04:05.000"), l.prefix, msg)
 }
 
+// storeError logs err, received from a store-error channel with ok, unless
+// it is the election's end (which the command reports otherwise), and
+// returns the channel to go on receiving from: errs, or nil once errs is
+// closed.
+func (l *logger) storeError(errs <-chan error, err error, ok bool) <-chan error {
+	if !ok {
+		return nil
+	}
+	if !errors.Is(err, leadership.ErrElectionEnded) {
+		l.printf("%v (retrying)", err)
+	}
+	return errs
+}
+
 // Write lets the logger carry another writer's output (a child's stderr
 // when it is not a file) without interleaving it with log lines.
 func (l *logger) Write(p []byte) (int, error) {
@@ -155,4 +169,35 @@ func noArgs(cmd string, args []string) error {
 		return usageErrorf("unexpected argument %q (%s takes flags only)", args[0], cmd)
 	}
 	return nil
+}
+
+// follow opens a client of the store and follows the election on it. It
+// returns the follower, its store errors, and stop, which stops the
+// follower and closes the client.
+func (e *electionFlags) follow(ctx context.Context) (f *leadership.Follower, errs <-chan error, stop func(), err error) {
+	kv, err := e.open(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	f = leadership.NewFollower(kv, e.key)
+	if _, errs, err = f.FollowElection(); err != nil {
+		_ = kv.Close()
+		return nil, nil, nil, startError(err)
+	}
+	return f, errs, func() { f.Stop(); _ = kv.Close() }, nil
+}
+
+// flagsOnly is the run function of the command cmd, which takes flags
+// only: it rejects arguments, checks the parsed flags with validate, and
+// runs run.
+func flagsOnly(cmd string, validate func() error, run func(context.Context, streams) error) func(context.Context, []string, streams) error {
+	return func(ctx context.Context, args []string, s streams) error {
+		if err := noArgs(cmd, args); err != nil {
+			return err
+		}
+		if err := validate(); err != nil {
+			return err
+		}
+		return run(ctx, s)
+	}
 }

@@ -28,15 +28,7 @@ func endCommand() *command {
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
 			var ef electionFlags
 			ef.add(fs)
-			return func(ctx context.Context, args []string, s streams) error {
-				if err := noArgs("end", args); err != nil {
-					return err
-				}
-				if err := ef.validate(); err != nil {
-					return err
-				}
-				return runEnd(ctx, ef, s)
-			}
+			return flagsOnly("end", ef.validate, func(ctx context.Context, s streams) error { return runEnd(ctx, ef, s) })
 		},
 	}
 }

@@ -38,15 +38,7 @@ func followCommand() *command {
 			var ef electionFlags
 			ef.add(fs)
 			asJSON := fs.Bool("json", false, "print one JSON object per line")
-			return func(ctx context.Context, args []string, s streams) error {
-				if err := noArgs("follow", args); err != nil {
-					return err
-				}
-				if err := ef.validate(); err != nil {
-					return err
-				}
-				return runFollow(ctx, ef, *asJSON, s)
-			}
+			return flagsOnly("follow", ef.validate, func(ctx context.Context, s streams) error { return runFollow(ctx, ef, *asJSON, s) })
 		},
 	}
 }
@@ -54,18 +46,12 @@ func followCommand() *command {
 // runFollow follows the election and prints every observation until ctx
 // ends or the election does.
 func runFollow(ctx context.Context, ef electionFlags, asJSON bool, s streams) error {
-	kv, err := ef.open(ctx)
+	f, errs, stop, err := ef.follow(ctx)
 	if err != nil {
 		return err
 	}
-	defer kv.Close()
+	defer stop()
 	log := &logger{w: s.stderr, prefix: "leadership follow: "}
-	f := leadership.NewFollower(kv, ef.key)
-	_, errs, err := f.FollowElection()
-	if err != nil {
-		return startError(err)
-	}
-	defer f.Stop()
 	enc := json.NewEncoder(s.stdout)
 	obs := f.Observations()
 	for {
@@ -89,13 +75,7 @@ func runFollow(ctx context.Context, ef electionFlags, asJSON bool, s streams) er
 				return fmt.Errorf("write: %w", err)
 			}
 		case err, ok := <-errs:
-			if !ok {
-				errs = nil
-				continue
-			}
-			if !errors.Is(err, leadership.ErrElectionEnded) {
-				log.printf("%v (retrying)", err)
-			}
+			errs = log.storeError(errs, err, ok)
 		}
 	}
 }

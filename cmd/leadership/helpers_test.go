@@ -5,6 +5,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -15,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/leadership-go/leadership/store/memory"
 )
 
 // The recording child: leadership run starts the test binary itself as
@@ -416,4 +421,34 @@ func linesWith(s, sub string) []string {
 		}
 	}
 	return out
+}
+
+// openHandle opens a handle on the memory store name, closed at the end of
+// the test.
+func openHandle(t *testing.T, name string) *memory.Store {
+	t.Helper()
+	h, err := memory.Open(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	return h
+}
+
+// upgradeEcho sends a raw request to upgrade to the echo protocol to the
+// proxy at base, on a connection closed at the end of the test with a 10s
+// deadline, and returns the connection, its reader, and the response or
+// the error reading it.
+func upgradeEcho(t *testing.T, base string) (net.Conn, *bufio.Reader, *http.Response, error) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	_, _ = io.WriteString(conn, "GET /upgrade HTTP/1.1\r\nHost: proxy\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
+	br := bufio.NewReader(conn)
+	resp, err := http.ReadResponse(br, nil)
+	return conn, br, resp, err
 }

@@ -78,15 +78,7 @@ func proxyCommand() *command {
 			fs.StringVar(&cfg.listen, "listen", "", "listen on `ADDR` (host:port, such as :8080 or 127.0.0.1:0), required")
 			fs.StringVar(&cfg.healthPath, "health-path", proxyDefaultHealthPath, "serve the proxy's own health at `PATH` (not proxied)")
 			fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", proxyDefaultShutdown, "on SIGINT/SIGTERM, wait this `DURATION` for requests in flight")
-			return func(ctx context.Context, args []string, s streams) error {
-				if err := noArgs("proxy", args); err != nil {
-					return err
-				}
-				if err := cfg.validate(); err != nil {
-					return err
-				}
-				return runProxy(ctx, cfg, s)
-			}
+			return flagsOnly("proxy", cfg.validate, func(ctx context.Context, s streams) error { return runProxy(ctx, cfg, s) })
 		},
 	}
 }
@@ -116,18 +108,12 @@ var proxyListening = func(addr string) {}
 
 // runProxy serves the proxy until ctx ends or the election does.
 func runProxy(ctx context.Context, cfg proxyConfig, s streams) error {
-	kv, err := cfg.open(ctx)
+	f, errs, stop, err := cfg.follow(ctx)
 	if err != nil {
 		return err
 	}
-	defer kv.Close()
+	defer stop()
 	lg := &logger{w: s.stderr, prefix: "leadership proxy: "}
-	f := leadership.NewFollower(kv, cfg.key)
-	_, errs, err := f.FollowElection()
-	if err != nil {
-		return startError(err)
-	}
-	defer f.Stop()
 
 	ln, err := net.Listen("tcp", cfg.listen)
 	if err != nil {
@@ -167,13 +153,7 @@ loop:
 			}
 			logLeader(lg, o)
 		case err, ok := <-errs:
-			if !ok {
-				errs = nil
-				continue
-			}
-			if !errors.Is(err, leadership.ErrElectionEnded) {
-				lg.printf("%v (retrying)", err)
-			}
+			errs = lg.storeError(errs, err, ok)
 		}
 	}
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.shutdownTimeout)

@@ -273,15 +273,7 @@ func TestProxy(t *testing.T) {
 
 	// Upgrade: a raw Upgrade request is switched and echoed by the leader.
 	t.Run("upgrade", func(t *testing.T) {
-		conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		_, _ = io.WriteString(conn, "GET /upgrade HTTP/1.1\r\nHost: proxy\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
-		br := bufio.NewReader(conn)
-		resp, err := http.ReadResponse(br, nil)
+		conn, br, resp, err := upgradeEcho(t, base)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -436,15 +428,7 @@ func TestProxyShutdownClosesUpgrades(t *testing.T) {
 	if !waitFor(10*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
 		t.Fatal("no leader")
 	}
-	conn, err := net.Dial("tcp", strings.TrimPrefix(base, "http://"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	_, _ = io.WriteString(conn, "GET /upgrade HTTP/1.1\r\nHost: proxy\r\nConnection: Upgrade\r\nUpgrade: echo\r\n\r\n")
-	br := bufio.NewReader(conn)
-	resp, err := http.ReadResponse(br, nil)
+	conn, br, resp, err := upgradeEcho(t, base)
 	if err != nil || resp.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("upgrade: %v %v", resp, err)
 	}

@@ -275,13 +275,7 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 			}
 
 		case err, ok := <-errs:
-			if !ok {
-				errs = nil
-				continue
-			}
-			if !errors.Is(err, leadership.ErrElectionEnded) {
-				lg.printf("%v (retrying)", err)
-			}
+			errs = lg.storeError(errs, err, ok)
 
 		case <-childDone:
 			c := child

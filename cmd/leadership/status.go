@@ -52,15 +52,7 @@ func statusCommand() *command {
 			var ef electionFlags
 			ef.add(fs)
 			asJSON := fs.Bool("json", false, "print a JSON object")
-			return func(ctx context.Context, args []string, s streams) error {
-				if err := noArgs("status", args); err != nil {
-					return err
-				}
-				if err := ef.validate(); err != nil {
-					return err
-				}
-				return runStatus(ctx, ef, *asJSON, s)
-			}
+			return flagsOnly("status", ef.validate, func(ctx context.Context, s streams) error { return runStatus(ctx, ef, *asJSON, s) })
 		},
 	}
 }

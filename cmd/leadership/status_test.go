@@ -9,7 +9,6 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership"
-	"github.com/leadership-go/leadership/store/memory"
 )
 
 // statusTTL is the lease of the candidates the status tests start: short,
@@ -98,11 +97,7 @@ func TestStatusCrashedLeader(t *testing.T) {
 // holder that never renews it: status never names that holder as leader.
 func TestStatusRecordNeverRenewed(t *testing.T) {
 	storeURL, storeName := memoryURL(t)
-	h, err := memory.Open(storeName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := openHandle(t, storeName)
 	rec := `{"v":1,"leader":"ghost","id":"0123","term":7,"seq":3,"ttl_ms":300,"gen":0,"LastIndex":"0.7.3.x"}`
 	if err := h.Put(t.Context(), "svc/leader", []byte(rec), nil); err != nil {
 		t.Fatal(err)
@@ -152,11 +147,7 @@ func signalReads(t *testing.T) <-chan struct{} {
 func TestStatusSeesTakeover(t *testing.T) {
 	reads := signalReads(t)
 	storeURL, storeName := memoryURL(t)
-	h, err := memory.Open(storeName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := openHandle(t, storeName)
 	// A lease long enough that status is still waiting when the record is
 	// replaced.
 	rec := `{"v":1,"leader":"ghost","id":"0123","term":7,"seq":3,"ttl_ms":60000,"gen":0,"LastIndex":"0.7.3.x"}`
@@ -183,11 +174,7 @@ func TestStatusEnded(t *testing.T) {
 	storeURL, storeName := memoryURL(t)
 	c := startCandidate(t, storeName, "k", "node-1", statusTTL)
 	leaderOf(t, []*testCandidate{c})
-	h, err := memory.Open(storeName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := openHandle(t, storeName)
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	if err := leadership.EndElection(ctx, h, "k"); err != nil {
@@ -203,11 +190,7 @@ func TestStatusEnded(t *testing.T) {
 // runtime error, not "no leader".
 func TestStatusForeignValue(t *testing.T) {
 	storeURL, storeName := memoryURL(t)
-	h, err := memory.Open(storeName)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer h.Close()
+	h := openHandle(t, storeName)
 	if err := h.Put(t.Context(), "k", []byte("some other program's value"), nil); err != nil {
 		t.Fatal(err)
 	}

@@ -2,10 +2,9 @@ package consul
 
 import (
 	"crypto/tls"
-	"fmt"
 	"time"
 
-	"github.com/leadership-go/leadership/store/internal/check"
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
@@ -83,33 +82,20 @@ type settings struct {
 	dialTimeout, requestTimeout time.Duration
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
-}
-
 // resolve validates c and applies the defaults.
 func (c Config) resolve() (settings, error) {
 	st := settings{scheme: "http", token: c.Token, dialTimeout: c.DialTimeout, requestTimeout: c.RequestTimeout}
-	switch len(c.Endpoints) {
-	case 0:
-		return st, invalid("no endpoint")
-	case 1:
-	default:
-		return st, invalid("%d endpoints: a Consul client talks to one agent", len(c.Endpoints))
+	if err := adapter.CheckEndpoints(ErrInvalidConfig, c.Endpoints, 1, "a Consul client talks to one agent"); err != nil {
+		return st, err
 	}
 	ep := c.Endpoints[0]
-	if err := check.Endpoint(ep); err != nil {
-		return st, invalid("endpoint %q: want host:port: %v", ep, err)
-	}
 	st.endpoint = ep
 	if c.TLS != nil {
 		st.scheme, st.tls = "https", c.TLS.Clone()
 	}
-	if field, reason := check.Timeouts(
-		check.Timeout{Field: "DialTimeout", Value: &st.dialTimeout, Default: DefaultDialTimeout},
-		check.Timeout{Field: "RequestTimeout", Value: &st.requestTimeout, Default: DefaultRequestTimeout},
-	); field != "" {
-		return st, invalid("%s: %s", field, reason)
-	}
-	return st, nil
+	err := adapter.CheckTimeouts(ErrInvalidConfig,
+		adapter.Timeout{Field: "DialTimeout", Value: &st.dialTimeout, Default: DefaultDialTimeout},
+		adapter.Timeout{Field: "RequestTimeout", Value: &st.requestTimeout, Default: DefaultRequestTimeout},
+	)
+	return st, err
 }

@@ -3,9 +3,10 @@ package consul
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 var (
@@ -37,16 +38,14 @@ var (
 // error (5xx, such as "No cluster leader"). A write's outcome is then
 // unknown. errors.Is(err, store.ErrNotReachable) is true, and Err is
 // reachable with errors.Is and errors.As too.
-type UnreachableError struct {
-	Op        string
-	Endpoints []string
-	Err       error
-}
+type UnreachableError = adapter.UnreachableError
 
-// Error describes the error.
-func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("consul: %s: %s not reachable: %v", e.Op, strings.Join(e.Endpoints, ","), e.Err)
-}
+// ConfigError is an unusable Config, returned by Open before any network
+// activity: Field names the Config field at fault.
+// errors.Is(err, ErrInvalidConfig) is true.
+type ConfigError = adapter.ConfigError
 
-// Unwrap returns store.ErrNotReachable and the underlying error.
-func (e *UnreachableError) Unwrap() []error { return []error{store.ErrNotReachable, e.Err} }
+// unreachable is the *UnreachableError of op.
+func unreachable(op string, endpoints []string, err error) error {
+	return &UnreachableError{Backend: "consul", Op: op, Endpoints: endpoints, Err: err}
+}

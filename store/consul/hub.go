@@ -9,7 +9,7 @@ import (
 	"github.com/hashicorp/consul/api"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/store/internal/ctxutil"
+	"github.com/leadership-go/leadership/store/internal/watch"
 )
 
 // Watch sends the pair at key first (an empty pair, nil Value, when the key
@@ -73,7 +73,7 @@ func (s *kv) runWatch(ctx context.Context, w *watcher, ch chan<- *store.KVPair) 
 			return
 		case <-w.ready:
 		}
-		if ev := w.take(); ev != nil && !ctxutil.Send(ctx, ch, ev) {
+		if ev := w.take(); ev != nil && !watch.Send(ctx, ch, ev) {
 			return
 		}
 	}

@@ -40,12 +40,7 @@ func testConfig(endpoint string) Config {
 // the one place tests make a client: one call per simulated process.
 func openOn(t testing.TB, endpoint string) store.Store {
 	t.Helper()
-	s, err := Open(context.Background(), testConfig(endpoint))
-	if err != nil {
-		t.Fatalf("Open(%s): %v", endpoint, err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return storetest.OpenStore(t, endpoint, func(ctx context.Context) (store.Store, error) { return Open(ctx, testConfig(endpoint)) })
 }
 
 // openAgent opens a store on the test agent.

@@ -16,22 +16,15 @@ import (
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
-
-// namesEndpoints reports whether err is an *UnreachableError naming
-// endpoints.
-func namesEndpoints(err error, endpoints []string) bool {
-	var ue *UnreachableError
-	return errors.As(err, &ue) && len(ue.Endpoints) == len(endpoints) && ue.Endpoints[0] == endpoints[0]
-}
 
 func TestOpenUnreachable(t *testing.T) {
 	storetest.NoLeaks(t)
 	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
 		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
-	}, storetest.Unreachable{Names: namesEndpoints, WrapsDeadline: true})
+	}, storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
 }
 
 // fakeAgent is an HTTPS server answering /v1/status/leader with leader,
@@ -147,11 +140,7 @@ func TestKvtoolsMutatesDefaultClient(t *testing.T) {
 func TestCutAfterOpen(t *testing.T) {
 	addr := agent(t)
 	storetest.NoLeaks(t)
-	fwd, err := leadershiptest.NewForwarder(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fwd.Close() })
+	fwd := electiontest.Forwarder(t, addr)
 	s, err := Open(context.Background(), Config{Endpoints: []string{fwd.Addr()}, RequestTimeout: 300 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	defer cancel()
 	if err := s.checkLeader(octx); err != nil {
 		_ = s.Close()
-		return nil, &UnreachableError{Op: "open", Endpoints: s.endpoints, Err: err}
+		return nil, unreachable("open", s.endpoints, err)
 	}
 	return guard.Wrap(s, st.requestTimeout), nil
 }
@@ -231,7 +231,7 @@ func (s *kv) fail(op string, err error) error {
 		return fmt.Errorf("consul: %s: %w", op, err)
 	case errors.As(err, &se), errors.As(err, &ue), errors.As(err, &ne),
 		errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
-		return &UnreachableError{Op: op, Endpoints: s.endpoints, Err: err}
+		return unreachable(op, s.endpoints, err)
 	default:
 		return fmt.Errorf("consul: %s: %w", op, err)
 	}

@@ -15,8 +15,8 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 // intruder is an HTTP proxy in front of the agent that, right after a
@@ -259,11 +259,7 @@ func TestKvtoolsWatch(t *testing.T) {
 func TestKvtoolsHung(t *testing.T) {
 	addr := agent(t)
 	storetest.NoLeaks(t)
-	fwd, err := leadershiptest.NewForwarder(addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fwd.Close() })
+	fwd := electiontest.Forwarder(t, addr)
 	raw := kvtoolsStore(t, fwd.Addr())
 	// The stuck call ends when a broken connection fails it (and Go's
 	// client retries the GET on a new connection, which must get through).

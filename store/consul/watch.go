@@ -7,12 +7,12 @@ import (
 	"github.com/hashicorp/consul/api"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/store/internal/ctxutil"
+	"github.com/leadership-go/leadership/store/internal/watch"
 )
 
 // merge returns a context that ends with ctx or with the store.
 func (s *kv) merge(ctx context.Context) (context.Context, context.CancelFunc) {
-	return ctxutil.Joined(ctx, s.ctx)
+	return watch.Joined(ctx, s.ctx)
 }
 
 // blocking runs blocking queries on behalf of a watch: each waits up to
@@ -78,7 +78,7 @@ func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptio
 			pairs, _ := children(base, ps)
 			if first || !samePairs(last, pairs) {
 				first, last = false, pairs
-				if !ctxutil.Send(wctx, ch, pairs) {
+				if !watch.Send(wctx, ch, pairs) {
 					return
 				}
 			}

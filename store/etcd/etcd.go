@@ -10,7 +10,7 @@ import (
 
 	"github.com/kvtools/etcdv3"
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/leadership-go/leadership/store/internal/check"
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
@@ -56,59 +56,19 @@ type Config struct {
 	RequestTimeout time.Duration
 }
 
-// ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
-var ErrInvalidConfig = errors.New("etcd: invalid configuration")
-
-// ConfigError is an unusable Config, returned by Open before any network
-// activity. errors.Is(err, ErrInvalidConfig) is true.
-type ConfigError struct {
-	Field  string // the Config field at fault
-	Reason string
-}
-
-// Error describes the error.
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("etcd: invalid configuration: %s: %s", e.Field, e.Reason)
-}
-
-// Is reports whether target is ErrInvalidConfig.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
-
-// UnreachableError reports that Open could not complete a round trip with
-// the cluster within its DialTimeout. errors.Is(err, store.ErrNotReachable)
-// is true, and Err (the client's error) is reachable with errors.Is and
-// errors.As too.
-type UnreachableError struct {
-	Endpoints []string
-	Err       error
-}
-
-// Error describes the error.
-func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("etcd: %s not reachable: %v", strings.Join(e.Endpoints, ","), e.Err)
-}
-
-// Unwrap returns store.ErrNotReachable and the client's error.
-func (e *UnreachableError) Unwrap() []error { return []error{store.ErrNotReachable, e.Err} }
-
 // validate checks cfg and returns it with its defaults filled in.
 func (cfg Config) validate() (Config, error) {
-	if len(cfg.Endpoints) == 0 {
-		return cfg, &ConfigError{Field: "Endpoints", Reason: "no endpoint given"}
-	}
-	for _, ep := range cfg.Endpoints {
-		if err := check.Endpoint(ep); err != nil {
-			return cfg, &ConfigError{Field: "Endpoints", Reason: fmt.Sprintf("%q: %v", ep, err)}
-		}
+	if err := adapter.CheckEndpoints(ErrInvalidConfig, cfg.Endpoints, 0, ""); err != nil {
+		return cfg, err
 	}
 	if (cfg.Username == "") != (cfg.Password == "") {
-		return cfg, &ConfigError{Field: "Username", Reason: "Username and Password go together (etcd authenticates with both; for certificate authentication use TLS)"}
+		return cfg, invalid("Username", "Username and Password go together (etcd authenticates with both; for certificate authentication use TLS)")
 	}
-	if field, reason := check.Timeouts(
-		check.Timeout{Field: "DialTimeout", Value: &cfg.DialTimeout, Default: DefaultDialTimeout},
-		check.Timeout{Field: "RequestTimeout", Value: &cfg.RequestTimeout, Default: DefaultRequestTimeout},
-	); field != "" {
-		return cfg, &ConfigError{Field: field, Reason: reason}
+	if err := adapter.CheckTimeouts(ErrInvalidConfig,
+		adapter.Timeout{Field: "DialTimeout", Value: &cfg.DialTimeout, Default: DefaultDialTimeout},
+		adapter.Timeout{Field: "RequestTimeout", Value: &cfg.RequestTimeout, Default: DefaultRequestTimeout},
+	); err != nil {
+		return cfg, err
 	}
 	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
 	return cfg, nil
@@ -148,7 +108,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		kcfg.TLS = cfg.TLS.Clone()
 	}
 	if kcfg.ConnectionTimeout <= 0 {
-		return nil, &UnreachableError{Endpoints: cfg.Endpoints, Err: context.DeadlineExceeded}
+		return nil, unreachable(cfg.Endpoints, context.DeadlineExceeded)
 	}
 	kv, err := etcdv3.New(ctx, cfg.Endpoints, kcfg)
 	if err != nil {
@@ -172,7 +132,7 @@ func openError(ctx context.Context, endpoints []string, err error) error {
 		return ctx.Err()
 	}
 	if errors.Is(err, store.ErrNotReachable) || errors.Is(err, context.DeadlineExceeded) {
-		return &UnreachableError{Endpoints: endpoints, Err: err}
+		return unreachable(endpoints, err)
 	}
 	return fmt.Errorf("etcd: open %s: %w", strings.Join(endpoints, ","), err)
 }

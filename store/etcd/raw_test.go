@@ -1,91 +1,33 @@
 package etcd
 
 import (
-	"context"
-	"fmt"
 	"testing"
 	"time"
 
 	"github.com/kvtools/etcdv3"
-	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/store/internal/storetest"
 	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
-// The election engine directly on kvtools/etcdv3's store, as
-// valkeyrie.NewStore("etcdv3") makes it, without Wrap: docs/backends.md,
-// "Raw kvtools stores", gives what works there and where it stops.
-
-// rawElections is how many elections the raw store is shown to carry on
-// one handle: well under where it stops (see TestRawLimits).
-const rawElections = 50
-
-// rawTTL is the candidates' TTL in these tests; rawWait bounds each phase
-// of a run (see electiontest.Many).
-const (
-	rawTTL  = 2 * time.Second
-	rawWait = 30 * time.Second
-)
-
-// rawStore opens kvtools/etcdv3's store as valkeyrie.NewStore does, closed
-// at cleanup.
-func rawStore(t *testing.T, endpoints []string) store.Store {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	kv, err := valkeyrie.NewStore(ctx, etcdv3.StoreName, endpoints, &etcdv3.Config{ConnectionTimeout: 5 * time.Second})
-	if err != nil {
-		t.Fatalf("valkeyrie.NewStore(%q): %v", etcdv3.StoreName, err)
-	}
-	t.Cleanup(func() { _ = kv.Close() })
-	return kv
-}
-
-// runRaw runs n elections, each with a candidate and a follower, on one
-// raw kvtools store (own: on one store of this package's Open instead),
-// under a fresh prefix deleted at the end.
-func runRaw(t *testing.T, n int, own bool) electiontest.ManyResult {
-	t.Helper()
-	cfg := serverConfig(t)
-	dir := storetest.Dir(uniqueKey(t))
-	storetest.CleanupTree(t, openClient(t, cfg), dir)
-	var kv store.Store
-	if own {
-		kv = openClient(t, cfg)
-	} else {
-		kv = rawStore(t, cfg.Endpoints)
-	}
-	return electiontest.Many{N: n, TTL: rawTTL, Wait: rawWait}.Run(t, kv, dir)
-}
-
-// rawElections elections on one raw kvtools store: every candidate is
-// elected, every follower names it and then sees it stop, nothing is left
-// running.
-func TestRawElections(t *testing.T) {
-	serverConfig(t) // skips without a server
-	storetest.NoLeaks(t)
-	r := runRaw(t, rawElections, false)
-	t.Log(r)
-	if !r.OK() {
-		t.Fatalf("raw kvtools store: %v", r)
+// raw is kvtools/etcdv3's store, as valkeyrie.NewStore("etcdv3") makes
+// it, next to this package's store (see electiontest.Raw): 50 elections,
+// well under where it stops.
+func raw(t *testing.T) electiontest.Raw {
+	cfg := serverConfig(t) // skips without a server
+	return electiontest.Raw{
+		N: 50,
+		Open: func(t *testing.T) store.Store {
+			return electiontest.OpenRaw(t, etcdv3.StoreName, cfg.Endpoints, &etcdv3.Config{ConnectionTimeout: 5 * time.Second})
+		},
+		Own: func(t *testing.T) store.Store { return openClient(t, cfg) },
+		Key: uniqueKey,
 	}
 }
 
-// TestRawLimits measures where the raw store stops, and the same load on
-// this package's store for comparison (on demand: LEADERSHIP_RAW_LIMITS=1,
-// sizes in LEADERSHIP_RAW_LIMITS_N; without -race, whose limit of 8128
-// goroutines a raw store reaches at about 300 elections).
-func TestRawLimits(t *testing.T) {
-	serverConfig(t)
-	for _, n := range electiontest.LimitSizes(t, 100, 300, 1000, 1500, 2000) {
-		t.Run(fmt.Sprintf("raw/%d", n), func(t *testing.T) {
-			t.Cleanup(func() { // last
-				t.Logf("kvtools goroutines left 20s after Close: %d", electiontest.LeftRunning("github.com/kvtools/", 20*time.Second))
-			})
-			t.Log(runRaw(t, n, false))
-		})
-		t.Run(fmt.Sprintf("own/%d", n), func(t *testing.T) { t.Log(runRaw(t, n, true)) })
-	}
-}
+// TestRawElections: see electiontest.Raw.Elections.
+func TestRawElections(t *testing.T) { raw(t).Elections(t) }
+
+// TestRawLimits (on demand; without -race, whose limit of 8128 goroutines
+// a raw store reaches at about 300 elections): see electiontest.Raw.Limits.
+func TestRawLimits(t *testing.T) { raw(t).Limits(t, 100, 300, 1000, 1500, 2000) }

@@ -3,7 +3,6 @@ package etcd
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
@@ -11,6 +10,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/guard"
 )
 
@@ -34,70 +34,36 @@ import (
 // block). Close closes s and waits, at most requestTimeout, for abandoned
 // calls to finish.
 func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
-	return guard.Wrap(&fixed{Store: s}, requestTimeout)
+	return guard.Wrap(newFixed(s), requestTimeout)
 }
 
 // fixed is the layer under the guard: watches with require-leader and
 // error classification.
 type fixed struct {
-	store.Store
+	adapter.Classified
 }
 
-func (f *fixed) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
-	pair, err := f.Store.Get(ctx, key, opts)
-	return pair, classify(err)
-}
-
-func (f *fixed) Put(ctx context.Context, key string, value []byte, opts *store.WriteOptions) error {
-	return classify(f.Store.Put(ctx, key, value, opts))
-}
-
-func (f *fixed) Delete(ctx context.Context, key string) error {
-	return classify(f.Store.Delete(ctx, key))
-}
-
-func (f *fixed) Exists(ctx context.Context, key string, opts *store.ReadOptions) (bool, error) {
-	ok, err := f.Store.Exists(ctx, key, opts)
-	return ok, classify(err)
-}
-
-func (f *fixed) List(ctx context.Context, dir string, opts *store.ReadOptions) ([]*store.KVPair, error) {
-	pairs, err := f.Store.List(ctx, dir, opts)
-	return pairs, classify(err)
-}
-
-func (f *fixed) DeleteTree(ctx context.Context, dir string) error {
-	return classify(f.Store.DeleteTree(ctx, dir))
-}
-
-func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
-	ok, pair, err := f.Store.AtomicPut(ctx, key, value, previous, opts)
-	return ok, pair, classify(err)
-}
-
-func (f *fixed) AtomicDelete(ctx context.Context, key string, previous *store.KVPair) (bool, error) {
-	ok, err := f.Store.AtomicDelete(ctx, key, previous)
-	return ok, classify(err)
+func newFixed(s store.Store) *fixed {
+	return &fixed{adapter.Classified{Store: s, Unreachable: unreachableErr}}
 }
 
 func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
-	ch, err := f.Store.Watch(clientv3.WithRequireLeader(ctx), key, opts)
-	return ch, classify(err)
+	return f.Classified.Watch(clientv3.WithRequireLeader(ctx), key, opts)
 }
 
 func (f *fixed) WatchTree(ctx context.Context, dir string, opts *store.ReadOptions) (<-chan []*store.KVPair, error) {
-	ch, err := f.Store.WatchTree(clientv3.WithRequireLeader(ctx), dir, opts)
-	return ch, classify(err)
+	return f.Classified.WatchTree(clientv3.WithRequireLeader(ctx), dir, opts)
 }
 
 // classify adds store.ErrNotReachable to errors that mean the cluster did
 // not answer in time.
-func classify(err error) error {
-	if err == nil || errors.Is(err, store.ErrNotReachable) {
-		return err
-	}
+func classify(err error) error { return adapter.Classify(err, unreachableErr) }
+
+// unreachableErr reports whether err means the cluster did not answer in
+// time: a deadline, or gRPC Unavailable or DeadlineExceeded.
+func unreachableErr(err error) bool {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %w", store.ErrNotReachable, err)
+		return true
 	}
 	var code codes.Code
 	var c interface{ Code() codes.Code } // etcd's rpctypes.EtcdError
@@ -106,8 +72,5 @@ func classify(err error) error {
 	} else if st, ok := status.FromError(err); ok {
 		code = st.Code()
 	}
-	if code == codes.Unavailable || code == codes.DeadlineExceeded {
-		return fmt.Errorf("%w: %w", store.ErrNotReachable, err)
-	}
-	return err
+	return code == codes.Unavailable || code == codes.DeadlineExceeded
 }

@@ -2,11 +2,12 @@ package memory
 
 import (
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 // backend is the shared state behind every handle opened with one name.
@@ -26,7 +27,7 @@ type backend struct {
 
 	// waiters holds, per key, a channel closed when the lock on that key is
 	// released. It is created lazily by the first waiter.
-	waiters map[string]chan struct{}
+	waiters kv.Waiters
 	// stateCh is closed and replaced whenever a handle's reachability may
 	// have changed, so that blocked Lock calls re-check.
 	stateCh chan struct{}
@@ -59,43 +60,13 @@ func newBackend(name string) *backend {
 		handles:     make(map[*Store]struct{}),
 		keyWatches:  make(map[string]map[*keyWatch]struct{}),
 		treeWatches: make(map[*treeWatch]struct{}),
-		waiters:     make(map[string]chan struct{}),
+		waiters:     kv.Waiters{},
 		stateCh:     make(chan struct{}),
 	}
 }
 
-func normalizeKey(key string) string {
-	return strings.Trim(key, "/")
-}
-
-// cloneBytes returns a non-nil copy of v.
-func cloneBytes(v []byte) []byte {
-	out := make([]byte, len(v))
-	copy(out, v)
-
-	return out
-}
-
-func clonePair(p *store.KVPair) *store.KVPair {
-	c := &store.KVPair{Key: p.Key, LastIndex: p.LastIndex}
-	if p.Value != nil {
-		c.Value = cloneBytes(p.Value)
-	}
-
-	return c
-}
-
 func (e *entry) pair() *store.KVPair {
-	return &store.KVPair{Key: e.key, Value: cloneBytes(e.value), LastIndex: e.index}
-}
-
-// under reports whether key is strictly below dir ("" is the root).
-func under(key, dir string) bool {
-	if dir == "" {
-		return key != ""
-	}
-
-	return strings.HasPrefix(key, dir+"/")
+	return &store.KVPair{Key: e.key, Value: kv.CloneBytes(e.value), LastIndex: e.index}
 }
 
 func (b *backend) nextIndex() uint64 {
@@ -125,7 +96,7 @@ func (b *backend) set(h *Store, key string, value []byte, ttl time.Duration, kee
 		b.detach(old)
 	}
 
-	e := &entry{key: key, value: cloneBytes(value), index: b.nextIndex(), ttl: ttl, lock: lock}
+	e := &entry{key: key, value: kv.CloneBytes(value), index: b.nextIndex(), ttl: ttl, lock: lock}
 	if ttl > 0 && h != nil && (keepAlive || lock != nil) {
 		e.owner = h
 		h.owned[e] = struct{}{}
@@ -167,7 +138,7 @@ func (b *backend) list(dir string) []*store.KVPair {
 	out := []*store.KVPair{}
 
 	for k, e := range b.entries {
-		if under(k, dir) && !e.expiredAt(now) {
+		if kv.Under(k, dir) && !e.expiredAt(now) {
 			out = append(out, e.pair())
 		}
 	}

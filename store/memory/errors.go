@@ -5,6 +5,8 @@ import (
 	"fmt"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 var (
@@ -31,10 +33,12 @@ var (
 	ErrServerDown = fmt.Errorf("memory: server is down: %w", store.ErrNotReachable)
 
 	// ErrNotLocked is returned by Unlock when the Locker does not hold the
-	// lock (never acquired, already released, or lost).
-	ErrNotLocked = errors.New("memory: lock not held")
+	// lock (never acquired, already released, or lost). It is the same
+	// error as postgres.ErrNotLocked.
+	ErrNotLocked = kv.ErrNotLocked
 
 	// ErrAlreadyLocked is returned by Lock when the same Locker already holds
-	// the lock. Locks are not reentrant.
-	ErrAlreadyLocked = errors.New("memory: lock already held by this locker")
+	// the lock. Locks are not reentrant. It is the same error as
+	// postgres.ErrAlreadyLocked.
+	ErrAlreadyLocked = kv.ErrAlreadyLocked
 )

@@ -88,29 +88,13 @@ func TestDisconnectWakesBlockedLock(t *testing.T) {
 	name := freshName(t)
 	holder, waiter := openStore(t, name), openStore(t, name)
 
-	lh, err := holder.NewLock(ctx, "lock", nil)
-	require.NoError(t, err)
-	_, err = lh.Lock(ctx)
-	require.NoError(t, err)
-
+	storetest.HeldLock(t, ctx, holder, "lock", nil)
 	lw, err := waiter.NewLock(ctx, "lock", nil)
 	require.NoError(t, err)
 
-	got := make(chan error, 1)
-	go func() {
-		_, err := lw.Lock(ctx)
-		got <- err
-	}()
-
-	time.Sleep(20 * time.Millisecond)
+	blocked := storetest.StartLock(ctx, lw, 20*time.Millisecond)
 	waiter.Disconnect()
-
-	select {
-	case err := <-got:
-		assert.ErrorIs(t, err, ErrDisconnected)
-	case <-time.After(storetest.Patience):
-		t.Fatal("blocked Lock did not return on Disconnect")
-	}
+	assert.ErrorIs(t, blocked.Wait(t, "blocked Lock did not return on Disconnect").Err, ErrDisconnected)
 }
 
 func TestDisconnectKeepAlivePut(t *testing.T) {

@@ -2,20 +2,18 @@ package memory
 
 import (
 	"context"
-	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 // locker implements store.Locker for one key. Its fields after
 // construction are guarded by s.b.mu.
 type locker struct {
-	s              *Store
-	key            string
-	value          []byte
-	ttl            time.Duration
-	renew          chan struct{}
-	deleteOnUnlock bool
+	s   *Store
+	key string
+	kv.LockSpec
 
 	held *lockState // current acquisition, nil if never acquired
 }
@@ -37,21 +35,7 @@ func (b *backend) releaseLock(key string, ls *lockState) {
 	ls.released = true
 	close(ls.lost)
 
-	if ch := b.waiters[key]; ch != nil {
-		close(ch)
-		delete(b.waiters, key)
-	}
-}
-
-// waitChan returns a channel closed at the next release of the lock on key.
-func (b *backend) waitChan(key string) chan struct{} {
-	ch := b.waiters[key]
-	if ch == nil {
-		ch = make(chan struct{})
-		b.waiters[key] = ch
-	}
-
-	return ch
+	b.waiters.Wake(key)
 }
 
 // NewLock returns a Locker for key, not held. opts.TTL defaults to
@@ -63,18 +47,7 @@ func (s *Store) NewLock(ctx context.Context, key string, opts *store.LockOptions
 	}
 	defer s.b.mu.Unlock()
 
-	l := &locker{s: s, key: k, ttl: DefaultLockTTL}
-	if opts != nil {
-		l.value = cloneBytes(opts.Value)
-		l.renew = opts.RenewLock
-		l.deleteOnUnlock = opts.DeleteOnUnlock
-
-		if opts.TTL > 0 {
-			l.ttl = effectiveTTL(opts.TTL)
-		}
-	}
-
-	return l, nil
+	return &locker{s: s, key: k, LockSpec: kv.NewLockSpec(opts, DefaultLockTTL, minTTL)}, nil
 }
 
 // Lock blocks until the lock is acquired, ctx is done (nil, ctx.Err()) or
@@ -102,10 +75,10 @@ func (l *locker) Lock(ctx context.Context) (<-chan struct{}, error) {
 
 		if e == nil || e.lock == nil {
 			ls := &lockState{lost: make(chan struct{})}
-			b.set(s, l.key, l.value, l.ttl, true, ls)
+			b.set(s, l.key, l.Value, l.TTL, true, ls)
 			l.held = ls
 
-			if l.renew != nil {
+			if l.Renew != nil {
 				s.wg.Add(1)
 				go l.watchRenew(ls)
 			}
@@ -115,7 +88,7 @@ func (l *locker) Lock(ctx context.Context) (<-chan struct{}, error) {
 			return ls.lost, nil
 		}
 
-		released, state := b.waitChan(l.key), b.stateCh
+		released, state := b.waiters.Chan(l.key), b.stateCh
 		b.mu.Unlock()
 
 		select {
@@ -132,7 +105,7 @@ func (l *locker) watchRenew(ls *lockState) {
 	defer l.s.wg.Done()
 
 	select {
-	case <-l.renew:
+	case <-l.Renew:
 	case <-ls.lost:
 		return
 	case <-l.s.closedCh:
@@ -172,7 +145,7 @@ func (l *locker) Unlock(ctx context.Context) error {
 		return ErrNotLocked
 	}
 
-	if l.deleteOnUnlock {
+	if l.DeleteOnUnlock {
 		b.publish(b.remove(e))
 	} else {
 		b.set(nil, l.key, e.value, 0, false, nil)

@@ -139,12 +139,8 @@ func TestLockContention(t *testing.T) {
 	name := freshName(t)
 	a, b := openStore(t, name), openStore(t, name)
 
-	la, err := a.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("a")})
-	require.NoError(t, err)
+	la := storetest.HeldLock(t, ctx, a, "lock", &store.LockOptions{Value: []byte("a")})
 	lb, err := b.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("b")})
-	require.NoError(t, err)
-
-	_, err = la.Lock(ctx)
 	require.NoError(t, err)
 
 	// A canceled wait returns promptly with the context error.
@@ -158,41 +154,19 @@ func TestLockContention(t *testing.T) {
 	assert.Less(t, time.Since(start), storetest.Patience, "hung")
 
 	cancelCtx, cancel := context.WithCancel(ctx)
-	errc := make(chan error, 1)
-	go func() {
-		_, err := lb.Lock(cancelCtx)
-		errc <- err
-	}()
-	time.Sleep(20 * time.Millisecond)
+	cancelled := storetest.StartLock(cancelCtx, lb, 20*time.Millisecond)
 	cancel()
-	select {
-	case err := <-errc:
-		assert.ErrorIs(t, err, context.Canceled)
-	case <-time.After(storetest.Patience):
-		t.Fatal("Lock did not return after cancel")
-	}
+	assert.ErrorIs(t, cancelled.Wait(t, "Lock did not return after cancel").Err, context.Canceled)
 
 	// A blocked Lock is granted as soon as the holder releases.
-	got := make(chan (<-chan struct{}), 1)
-	go func() {
-		lost, err := lb.Lock(ctx)
-		assert.NoError(t, err)
-		got <- lost
-	}()
-	time.Sleep(20 * time.Millisecond)
-	select {
-	case <-got:
+	waiting := storetest.StartLock(ctx, lb, 20*time.Millisecond)
+	if waiting.Returned() {
 		t.Fatal("Lock granted while held")
-	default:
 	}
-
 	require.NoError(t, la.Unlock(ctx))
-	select {
-	case lost := <-got:
-		require.NotNil(t, lost)
-	case <-time.After(storetest.Patience):
-		t.Fatal("Lock not granted after Unlock")
-	}
+	granted := waiting.Wait(t, "Lock not granted after Unlock")
+	assert.NoError(t, granted.Err)
+	require.NotNil(t, granted.Lost)
 
 	p, err := a.Get(ctx, "lock", nil)
 	require.NoError(t, err)
@@ -206,11 +180,11 @@ func TestLockDefaultsAndMinTTL(t *testing.T) {
 
 	l, err := s.NewLock(ctx, "a", nil)
 	require.NoError(t, err)
-	assert.Equal(t, DefaultLockTTL, l.(*locker).ttl)
+	assert.Equal(t, DefaultLockTTL, l.(*locker).TTL)
 
 	l, err = s.NewLock(ctx, "b", &store.LockOptions{TTL: time.Nanosecond})
 	require.NoError(t, err)
-	assert.Equal(t, s.MinTTL(), l.(*locker).ttl)
+	assert.Equal(t, s.MinTTL(), l.(*locker).TTL)
 }
 
 func TestLockMutualExclusion(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 // Store is one client handle on a named in-process backend. It implements
@@ -80,7 +82,7 @@ func (s *Store) enterKey(ctx context.Context, key string) (string, error) {
 		return "", err
 	}
 
-	k := normalizeKey(key)
+	k := kv.NormalizeKey(key)
 	if k == "" {
 		s.b.mu.Unlock()
 
@@ -112,7 +114,7 @@ func writeOpts(opts *store.WriteOptions) (time.Duration, bool) {
 		return 0, false
 	}
 
-	return effectiveTTL(opts.TTL), opts.KeepAlive
+	return kv.EffectiveTTL(opts.TTL, minTTL), opts.KeepAlive
 }
 
 // Get returns a copy of the pair at key, or store.ErrKeyNotFound.
@@ -169,7 +171,7 @@ func (s *Store) List(ctx context.Context, directory string, _ *store.ReadOptions
 	}
 	defer s.b.mu.Unlock()
 
-	dir := normalizeKey(directory)
+	dir := kv.NormalizeKey(directory)
 	pairs := s.b.list(dir)
 
 	if len(pairs) == 0 && (dir == "" || s.b.lookup(dir) == nil) {
@@ -187,11 +189,11 @@ func (s *Store) DeleteTree(ctx context.Context, directory string) error {
 	}
 	defer s.b.mu.Unlock()
 
-	dir := normalizeKey(directory)
+	dir := kv.NormalizeKey(directory)
 
 	var victims []*entry
 	for k, e := range s.b.entries {
-		if (dir != "" && k == dir) || under(k, dir) {
+		if (dir != "" && k == dir) || kv.Under(k, dir) {
 			victims = append(victims, e)
 		}
 	}

@@ -2,19 +2,6 @@ package memory
 
 import "time"
 
-// effectiveTTL maps a requested TTL to the one honoured: none for d <= 0,
-// at least minTTL otherwise.
-func effectiveTTL(d time.Duration) time.Duration {
-	switch {
-	case d <= 0:
-		return 0
-	case d < minTTL:
-		return minTTL
-	default:
-		return d
-	}
-}
-
 // expiredAt reports whether e's countdown has run out at now.
 func (e *entry) expiredAt(now time.Time) bool {
 	return e.timer != nil && !now.Before(e.deadline)

@@ -2,84 +2,19 @@ package memory
 
 import (
 	"context"
-	"sync"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/watch"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
-
-// queue is an unbounded FIFO between writers (holding b.mu) and one
-// delivery goroutine. Writers never block on it.
-type queue[T any] struct {
-	mu     sync.Mutex
-	items  []T
-	signal chan struct{} // capacity 1: "items may be non-empty"
-}
-
-func newQueue[T any]() *queue[T] {
-	return &queue[T]{signal: make(chan struct{}, 1)}
-}
-
-func (q *queue[T]) push(v T) {
-	q.mu.Lock()
-	q.items = append(q.items, v)
-	q.mu.Unlock()
-
-	select {
-	case q.signal <- struct{}{}:
-	default:
-	}
-}
-
-func (q *queue[T]) pop() (T, bool) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-
-	var zero T
-	if len(q.items) == 0 {
-		return zero, false
-	}
-
-	v := q.items[0]
-	q.items[0] = zero
-	q.items = q.items[1:]
-
-	if len(q.items) == 0 {
-		q.items = nil
-	}
-
-	return v, true
-}
-
-// deliver forwards queued items to out, in order, until ctx or done ends.
-func deliver[T any](ctx context.Context, done <-chan struct{}, q *queue[T], out chan<- T) {
-	for {
-		v, ok := q.pop()
-		if !ok {
-			select {
-			case <-q.signal:
-				continue
-			case <-ctx.Done():
-				return
-			case <-done:
-				return
-			}
-		}
-
-		select {
-		case out <- v:
-		case <-ctx.Done():
-			return
-		case <-done:
-			return
-		}
-	}
-}
 
 // keyWatch is one Watch call. Fields other than q are guarded by b.mu.
 type keyWatch struct {
 	h          *Store
 	key        string
-	q          *queue[*store.KVPair]
+	q          *watch.Queue[*store.KVPair]
 	lastExists bool          // the last queued pair was a live key
 	pending    *store.KVPair // latest change missed while unreachable
 }
@@ -88,18 +23,18 @@ type keyWatch struct {
 type treeWatch struct {
 	h       *Store
 	dir     string
-	q       *queue[[]*store.KVPair]
+	q       *watch.Queue[[]*store.KVPair]
 	pending bool // a change was missed while unreachable
 }
 
 func (w *keyWatch) offer(p *store.KVPair) {
 	if !w.h.reachable() {
-		w.pending = clonePair(p)
+		w.pending = kv.ClonePair(p)
 
 		return
 	}
 
-	w.q.push(clonePair(p))
+	w.q.Push(kv.ClonePair(p))
 	w.lastExists = p.Value != nil
 }
 
@@ -119,7 +54,7 @@ func (b *backend) publish(changes ...change) {
 	for w := range b.treeWatches {
 		hit := false
 		for _, c := range changes {
-			if under(c.pair.Key, w.dir) {
+			if kv.Under(c.pair.Key, w.dir) {
 				hit = true
 
 				break
@@ -131,7 +66,7 @@ func (b *backend) publish(changes ...change) {
 		}
 
 		if w.h.reachable() {
-			w.q.push(b.list(w.dir))
+			w.q.Push(b.list(w.dir))
 		} else {
 			w.pending = true
 		}
@@ -151,7 +86,7 @@ func (b *backend) resumeWatches(h *Store) {
 			w.pending = nil
 
 			if p.Value != nil || w.lastExists {
-				w.q.push(p)
+				w.q.Push(p)
 				w.lastExists = p.Value != nil
 			}
 		}
@@ -160,7 +95,7 @@ func (b *backend) resumeWatches(h *Store) {
 	for w := range b.treeWatches {
 		if w.h == h && w.pending {
 			w.pending = false
-			w.q.push(b.list(w.dir))
+			w.q.Push(b.list(w.dir))
 		}
 	}
 }
@@ -181,13 +116,13 @@ func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-
 	defer s.b.mu.Unlock()
 
 	b := s.b
-	w := &keyWatch{h: s, key: k, q: newQueue[*store.KVPair]()}
+	w := &keyWatch{h: s, key: k, q: watch.NewQueue[*store.KVPair]()}
 
 	if e := b.lookup(k); e != nil {
-		w.q.push(e.pair())
+		w.q.Push(e.pair())
 		w.lastExists = true
 	} else {
-		w.q.push(&store.KVPair{Key: k})
+		w.q.Push(&store.KVPair{Key: k})
 	}
 
 	set := b.keyWatches[k]
@@ -204,7 +139,7 @@ func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-
 		defer s.wg.Done()
 		defer close(out)
 
-		deliver(ctx, s.closedCh, w.q, out)
+		w.q.Deliver(ctx, s.closedCh, out)
 
 		b.mu.Lock()
 		delete(set, w)
@@ -228,8 +163,8 @@ func (s *Store) WatchTree(ctx context.Context, directory string, _ *store.ReadOp
 	defer s.b.mu.Unlock()
 
 	b := s.b
-	w := &treeWatch{h: s, dir: normalizeKey(directory), q: newQueue[[]*store.KVPair]()}
-	w.q.push(b.list(w.dir))
+	w := &treeWatch{h: s, dir: kv.NormalizeKey(directory), q: watch.NewQueue[[]*store.KVPair]()}
+	w.q.Push(b.list(w.dir))
 	b.treeWatches[w] = struct{}{}
 
 	out := make(chan []*store.KVPair)
@@ -239,7 +174,7 @@ func (s *Store) WatchTree(ctx context.Context, directory string, _ *store.ReadOp
 		defer s.wg.Done()
 		defer close(out)
 
-		deliver(ctx, s.closedCh, w.q, out)
+		w.q.Deliver(ctx, s.closedCh, out)
 
 		b.mu.Lock()
 		delete(b.treeWatches, w)

@@ -2,7 +2,8 @@ package open
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 var (
@@ -11,38 +12,38 @@ var (
 	ErrInvalidURL = errors.New("open: invalid store URL")
 	// ErrUnknownScheme is returned for a URL whose scheme names no backend.
 	ErrUnknownScheme = errors.New("open: unknown store scheme")
+	// ErrBackendLeftOut is returned for a URL whose backend this build
+	// leaves out (built with its leadership_no_NAME tag). The error is a
+	// *ConfigError that also matches ErrInvalidURL and ErrUnknownScheme.
+	ErrBackendLeftOut = errors.New("open: backend left out of this build")
 	// ErrNoURL is returned by FromEnv when the variable is unset or empty.
 	ErrNoURL = errors.New("open: no store URL")
 )
 
-// ConfigError names the part of a store URL that is wrong. It matches
+// ConfigError names the part of a store URL that is wrong (Field: "scheme",
+// "host", "user", "tls", "ca", "dial_timeout", ...). It matches
 // ErrInvalidURL, and ErrUnknownScheme when the scheme is the problem.
 // Secrets are never included in Value.
-type ConfigError struct {
-	Field  string // "scheme", "host", "user", "tls", "ca", "dial_timeout", ...
-	Value  string // the offending value, "" for secrets
-	Reason string
-	Err    error // an underlying error (a file that cannot be read, ...), or nil
-}
+type ConfigError = adapter.ConfigError
 
-// Error describes the error.
-func (e *ConfigError) Error() string {
-	msg := fmt.Sprintf("open: store URL: %s", e.Field)
-	if e.Value != "" {
-		msg += fmt.Sprintf(" %q", e.Value)
-	}
-	msg += ": " + e.Reason
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
+// storeURL is the Invalid of this package's *ConfigError: its text starts
+// the message ("open: store URL: host: ..."), and it matches ErrInvalidURL.
+type storeURL struct{}
 
-// Unwrap returns the underlying error, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
+// Error is the start of the message.
+func (storeURL) Error() string { return "open: store URL" }
 
-// Is reports whether target is ErrInvalidURL, or ErrUnknownScheme for a
-// scheme error.
-func (e *ConfigError) Is(target error) bool {
-	return target == ErrInvalidURL || (target == ErrUnknownScheme && e.Field == "scheme")
+// Is reports whether target is ErrInvalidURL.
+func (storeURL) Is(target error) bool { return target == ErrInvalidURL }
+
+// errLeftOut is the Err of the *ConfigError for a backend this build leaves
+// out: it matches ErrBackendLeftOut and ErrUnknownScheme.
+var errLeftOut = leftOut{}
+
+type leftOut struct{}
+
+func (leftOut) Error() string { return ErrBackendLeftOut.Error() }
+
+func (leftOut) Is(target error) bool {
+	return target == ErrBackendLeftOut || target == ErrUnknownScheme
 }

@@ -3,23 +3,20 @@ package open
 import (
 	"context"
 	"os"
-	"strconv"
 	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/leadership-go/leadership/store/consul"
-	"github.com/leadership-go/leadership/store/etcd"
-	"github.com/leadership-go/leadership/store/memory"
-	"github.com/leadership-go/leadership/store/postgres"
-	"github.com/leadership-go/leadership/store/redis"
-	"github.com/leadership-go/leadership/store/zookeeper"
 )
 
 // EnvVar is the environment variable FromEnv reads by default.
 const EnvVar = "LEADERSHIP_STORE"
 
-// Schemes lists the URL schemes Store understands.
-var Schemes = []string{"memory", "etcd", "consul", "zk", "zookeeper", "redis", "rediss", "postgres", "postgresql"}
+// Schemes lists the URL schemes Store understands in this build: by
+// default memory, etcd, consul, zk, zookeeper, redis, rediss, postgres and
+// postgresql; the build tags leadership_no_etcd, leadership_no_consul,
+// leadership_no_zookeeper, leadership_no_redis and leadership_no_postgres
+// each leave a backend out (see the package documentation).
+var Schemes = builtInSchemes()
 
 // Store opens the store a URL names, connects, and checks it with a round
 // trip. Swapping backends is a matter of changing the URL:
@@ -51,136 +48,25 @@ func FromEnv(ctx context.Context, name string) (store.Store, error) {
 	}
 	raw := os.Getenv(name)
 	if strings.TrimSpace(raw) == "" {
-		return nil, &ConfigError{Field: name, Reason: "environment variable is unset or empty", Err: ErrNoURL}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: name, Reason: "environment variable is unset or empty", Err: ErrNoURL}
 	}
 	return Store(ctx, raw)
 }
 
-// Open connects to the store the spec names.
+// Open connects to the store the spec names. A scheme that names no
+// backend is a *ConfigError matching ErrUnknownScheme; one whose backend
+// this build leaves out (a leadership_no_NAME build tag) also matches
+// ErrBackendLeftOut.
 func (s *Spec) Open(ctx context.Context) (store.Store, error) {
-	p := newParams(s.Params)
-	switch s.Scheme {
-	case "memory":
-		return s.openMemory(p)
-	case "etcd":
-		return s.openEtcd(ctx, p)
-	case "consul":
-		return s.openConsul(ctx, p)
-	case "zk", "zookeeper":
-		return s.openZooKeeper(ctx, p)
-	case "redis", "rediss":
-		return s.openRedis(ctx, p)
-	case "postgres", "postgresql":
-		return s.openPostgres(ctx, p)
+	b := backendFor(s.Scheme)
+	switch {
+	case b == nil:
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + strings.Join(Schemes, ", "), Err: ErrUnknownScheme}
+	case b.open == nil:
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme,
+			Reason: "this program was built with the tag " + b.tag(), Err: errLeftOut}
 	}
-	return nil, &ConfigError{Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + strings.Join(Schemes, ", ")}
-}
-
-func (s *Spec) openMemory(p *params) (store.Store, error) {
-	name := s.Path
-	if len(s.Endpoints) > 0 {
-		name = strings.Join(s.Endpoints, ",")
-	}
-	if name == "" {
-		return nil, &ConfigError{Field: "host", Reason: "memory:// needs a name, as in memory://my-cluster"}
-	}
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	return nonNil(memory.Open(name))
-}
-
-func (s *Spec) openEtcd(ctx context.Context, p *params) (store.Store, error) {
-	eps, err := s.hostPorts("2379")
-	if err != nil {
-		return nil, err
-	}
-	cfg := etcd.Config{Endpoints: eps, Username: s.Username, Password: s.Password, TLS: tlsConfig(p),
-		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	return etcd.Open(ctx, cfg)
-}
-
-func (s *Spec) openConsul(ctx context.Context, p *params) (store.Store, error) {
-	eps, err := s.hostPorts("8500")
-	if err != nil {
-		return nil, err
-	}
-	token := p.str("token")
-	if token == "" && s.HasAuth {
-		token = s.Username // consul://TOKEN@host
-		if s.Password != "" {
-			token = s.Password // consul://anything:TOKEN@host
-		}
-	}
-	cfg := consul.Config{Endpoints: eps, Token: token, TLS: tlsConfig(p),
-		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	return consul.Open(ctx, cfg)
-}
-
-func (s *Spec) openZooKeeper(ctx context.Context, p *params) (store.Store, error) {
-	eps, err := s.hostPorts("2181")
-	if err != nil {
-		return nil, err
-	}
-	if s.HasAuth && (s.Username == "" || s.Password == "") {
-		return nil, &ConfigError{Field: "user", Value: s.Username, Reason: "digest auth needs user:password"}
-	}
-	cfg := zookeeper.Config{Endpoints: eps, Username: s.Username, Password: s.Password,
-		SessionTimeout: p.duration("session_timeout"),
-		DialTimeout:    p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	return zookeeper.Open(ctx, cfg)
-}
-
-func (s *Spec) openRedis(ctx context.Context, p *params) (store.Store, error) {
-	eps, err := s.hostPorts("6379")
-	if err != nil {
-		return nil, err
-	}
-	db := 0
-	if s.Path != "" {
-		if db, err = strconv.Atoi(s.Path); err != nil || db < 0 {
-			return nil, &ConfigError{Field: "db", Value: s.Path, Reason: "the path must be a database number, as in redis://host:6379/0"}
-		}
-	}
-	tlsCfg := tlsConfig(p)
-	if s.Scheme == "rediss" && tlsCfg == nil {
-		tlsCfg = defaultTLS()
-	}
-	cfg := redis.Config{Endpoints: eps, Username: s.Username, Password: s.Password, DB: db, TLS: tlsCfg,
-		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	return redis.Open(ctx, cfg)
-}
-
-// openPostgres hands the URL to pgx as a DSN, less this library's own
-// parameters (table, channel).
-func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error) {
-	if len(s.Endpoints) == 0 {
-		return nil, &ConfigError{Field: "host", Reason: "no host given"}
-	}
-	cfg := &postgres.Config{Table: s.Params.Get("table"), Channel: s.Params.Get("channel")}
-	q := s.Params
-	q.Del("table")
-	q.Del("channel")
-	dsn := s.raw
-	if i := strings.IndexByte(dsn, '?'); i >= 0 {
-		dsn = dsn[:i]
-	}
-	if enc := q.Encode(); enc != "" {
-		dsn += "?" + enc
-	}
-	return nonNil(postgres.Open(ctx, dsn, cfg))
+	return b.open(s, ctx, newParams(s.Params))
 }
 
 // nonNil keeps a nil concrete store from becoming a non-nil interface.

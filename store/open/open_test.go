@@ -72,6 +72,7 @@ func TestOpenErrors(t *testing.T) {
 }
 
 func TestOpenPostgres(t *testing.T) {
+	skipLeftOut(t, "postgres")
 	dsn := os.Getenv("LEADERSHIP_POSTGRES")
 	if dsn == "" {
 		t.Skip("LEADERSHIP_POSTGRES is not set (scripts/servers.sh starts PostgreSQL)")
@@ -97,6 +98,9 @@ func TestOpenEtcdAndRedis(t *testing.T) {
 		{"LEADERSHIP_ETCD_CLUSTER", "etcd://%s"},
 		{"LEADERSHIP_REDIS", "redis://%s/0"},
 	} {
+		if !builtIn(tc.url) {
+			continue
+		}
 		ep := os.Getenv(tc.env)
 		if ep == "" {
 			t.Logf("%s is not set: skipped", tc.env)
@@ -112,6 +116,9 @@ func TestOpenEtcdAndRedis(t *testing.T) {
 		kv.Close()
 	}
 	for _, url := range []string{"etcd://127.0.0.1:1?dial_timeout=500ms", "redis://127.0.0.1:1?dial_timeout=500ms"} {
+		if !builtIn(url) {
+			continue
+		}
 		if _, err := Store(ctx, url); !errors.Is(err, store.ErrNotReachable) {
 			t.Errorf("%s: %v, want ErrNotReachable", url, err)
 		}
@@ -123,6 +130,9 @@ func TestOpenEtcdAndRedis(t *testing.T) {
 		{"redis://h:6379/db1", "db"},
 		{"etcd://h:2379?bogus=1", "bogus"},
 	} {
+		if !builtIn(tc.url) {
+			continue
+		}
 		var ce *ConfigError
 		if _, err := Store(ctx, tc.url); !errors.As(err, &ce) || ce.Field != tc.field {
 			t.Errorf("%s: %v, want an error naming %s", tc.url, err, tc.field)

@@ -68,13 +68,13 @@ func Parse(raw string) (*Spec, error) {
 	s := &Spec{raw: raw}
 	scheme, rest, ok := strings.Cut(strings.TrimSpace(raw), "://")
 	if !ok || scheme == "" {
-		return nil, &ConfigError{Field: "scheme", Value: redact(raw), Reason: `missing: expected scheme://hosts, as in "etcd://127.0.0.1:2379"`}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: redact(raw), Reason: `missing: expected scheme://hosts, as in "etcd://127.0.0.1:2379"`, Err: ErrUnknownScheme}
 	}
 	s.Scheme = strings.ToLower(scheme)
 	if q := strings.IndexByte(rest, '?'); q >= 0 {
 		params, err := url.ParseQuery(rest[q+1:])
 		if err != nil {
-			return nil, &ConfigError{Field: "query", Value: "", Reason: "cannot be decoded", Err: err}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "query", Value: "", Reason: "cannot be decoded", Err: err}
 		}
 		s.Params, rest = params, rest[:q]
 	} else {
@@ -83,7 +83,7 @@ func Parse(raw string) (*Spec, error) {
 	if slash := strings.IndexByte(rest, '/'); slash >= 0 {
 		p, err := url.PathUnescape(rest[slash+1:])
 		if err != nil {
-			return nil, &ConfigError{Field: "path", Value: rest[slash+1:], Reason: "cannot be decoded", Err: err}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "path", Value: rest[slash+1:], Reason: "cannot be decoded", Err: err}
 		}
 		s.Path, rest = strings.Trim(p, "/"), rest[:slash]
 	}
@@ -92,17 +92,17 @@ func Parse(raw string) (*Spec, error) {
 		user, pass, _ := strings.Cut(rest[:at], ":")
 		var err error
 		if s.Username, err = url.PathUnescape(user); err != nil {
-			return nil, &ConfigError{Field: "user", Value: user, Reason: "cannot be decoded", Err: err}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "user", Value: user, Reason: "cannot be decoded", Err: err}
 		}
 		if s.Password, err = url.PathUnescape(pass); err != nil {
-			return nil, &ConfigError{Field: "password", Reason: "cannot be decoded"}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "password", Reason: "cannot be decoded"}
 		}
 		rest = rest[at+1:]
 	}
 	if rest != "" {
 		for _, h := range strings.Split(rest, ",") {
 			if h == "" {
-				return nil, &ConfigError{Field: "host", Value: rest, Reason: "empty host in the list"}
+				return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: rest, Reason: "empty host in the list"}
 			}
 			s.Endpoints = append(s.Endpoints, h)
 		}
@@ -114,22 +114,22 @@ func Parse(raw string) (*Spec, error) {
 // those without one.
 func (s *Spec) hostPorts(defaultPort string) ([]string, error) {
 	if len(s.Endpoints) == 0 {
-		return nil, &ConfigError{Field: "host", Reason: "no host given"}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Reason: "no host given"}
 	}
 	out := make([]string, 0, len(s.Endpoints))
 	for _, e := range s.Endpoints {
 		host, port, err := net.SplitHostPort(e)
 		if err != nil {
 			if defaultPort == "" || strings.Count(e, ":") > 0 && !strings.HasPrefix(e, "[") {
-				return nil, &ConfigError{Field: "host", Value: e, Reason: "want host:port", Err: err}
+				return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: e, Reason: "want host:port", Err: err}
 			}
 			host, port = strings.Trim(e, "[]"), defaultPort
 		}
 		if host == "" {
-			return nil, &ConfigError{Field: "host", Value: e, Reason: "empty host name"}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: e, Reason: "empty host name"}
 		}
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return nil, &ConfigError{Field: "port", Value: port, Reason: "not a port number (1-65535)"}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "port", Value: port, Reason: "not a port number (1-65535)"}
 		}
 		out = append(out, net.JoinHostPort(host, port))
 	}
@@ -165,7 +165,7 @@ func (p *params) boolean(name string) bool {
 	}
 	b, err := strconv.ParseBool(raw)
 	if err != nil {
-		p.fail(&ConfigError{Field: name, Value: raw, Reason: "not a boolean (true or false)"})
+		p.fail(&ConfigError{Invalid: storeURL{}, Field: name, Value: raw, Reason: "not a boolean (true or false)"})
 	}
 	return b
 }
@@ -178,7 +178,7 @@ func (p *params) duration(name string) time.Duration {
 	}
 	d, err := time.ParseDuration(raw)
 	if err != nil || d <= 0 {
-		p.fail(&ConfigError{Field: name, Value: raw, Reason: "not a positive duration such as 5s or 250ms"})
+		p.fail(&ConfigError{Invalid: storeURL{}, Field: name, Value: raw, Reason: "not a positive duration such as 5s or 250ms"})
 	}
 	return d
 }
@@ -191,7 +191,7 @@ func (p *params) integer(name string) int {
 	}
 	n, err := strconv.Atoi(raw)
 	if err != nil || n < 0 {
-		p.fail(&ConfigError{Field: name, Value: raw, Reason: "not a whole number >= 0"})
+		p.fail(&ConfigError{Invalid: storeURL{}, Field: name, Value: raw, Reason: "not a whole number >= 0"})
 	}
 	return n
 }
@@ -203,7 +203,7 @@ func (p *params) done() error {
 	}
 	for k := range p.v {
 		if !p.used[k] {
-			return &ConfigError{Field: k, Reason: "unknown parameter for this backend"}
+			return &ConfigError{Invalid: storeURL{}, Field: k, Reason: "unknown parameter for this backend"}
 		}
 	}
 	return nil

@@ -26,24 +26,24 @@ func tlsConfig(p *params) *tls.Config {
 	if ca != "" {
 		pem, err := os.ReadFile(ca)
 		if err != nil {
-			p.fail(&ConfigError{Field: "ca", Value: ca, Reason: "cannot be read", Err: err})
+			p.fail(&ConfigError{Invalid: storeURL{}, Field: "ca", Value: ca, Reason: "cannot be read", Err: err})
 			return nil
 		}
 		pool := x509.NewCertPool()
 		if !pool.AppendCertsFromPEM(pem) {
-			p.fail(&ConfigError{Field: "ca", Value: ca, Reason: "holds no PEM certificate"})
+			p.fail(&ConfigError{Invalid: storeURL{}, Field: "ca", Value: ca, Reason: "holds no PEM certificate"})
 			return nil
 		}
 		cfg.RootCAs = pool
 	}
 	if (cert == "") != (key == "") {
-		p.fail(&ConfigError{Field: "cert", Value: cert + key, Reason: "cert and key must be given together"})
+		p.fail(&ConfigError{Invalid: storeURL{}, Field: "cert", Value: cert + key, Reason: "cert and key must be given together"})
 		return nil
 	}
 	if cert != "" {
 		pair, err := tls.LoadX509KeyPair(cert, key)
 		if err != nil {
-			p.fail(&ConfigError{Field: "cert", Value: cert, Reason: "cannot load the certificate and key", Err: err})
+			p.fail(&ConfigError{Invalid: storeURL{}, Field: "cert", Value: cert, Reason: "cannot load the certificate and key", Err: err})
 			return nil
 		}
 		cfg.Certificates = []tls.Certificate{pair}

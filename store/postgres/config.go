@@ -30,9 +30,14 @@ const (
 	maxNameLen  = 63
 )
 
-// Config is the configuration accepted by New and Open. The zero value (or
-// a nil *Config) selects every default.
+// Config is the configuration accepted by Open and New. Every field but
+// DSN may be left zero for its default (New also takes a nil *Config).
 type Config struct {
+	// DSN is the PostgreSQL DSN or URL that Open connects to, as pgx takes
+	// it ("postgres://user:pass@host:5432/db?sslmode=require"). New takes
+	// it as its endpoint instead, and ignores this field.
+	DSN string
+
 	// Table is the table holding the keys, created if missing. Default
 	// DefaultTable. Letters, digits and underscores, at most 54 bytes.
 	Table string
@@ -69,14 +74,11 @@ type settings struct {
 	connectTimeout         time.Duration
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
-}
-
-// validateName checks an identifier used to derive SQL object names.
-func validateName(what, name string, maxLen int) error {
+// validateName checks an identifier used to derive SQL object names:
+// field is the Config field that gives it.
+func validateName(field, name string, maxLen int) error {
 	if len(name) > maxLen || !identPattern.MatchString(name) {
-		return invalid("%s %q: want letters, digits and underscores, at most %d bytes", what, name, maxLen)
+		return invalid(field, name, fmt.Sprintf("want letters, digits and underscores, at most %d bytes", maxLen), nil)
 	}
 
 	return nil
@@ -99,26 +101,26 @@ func (c *Config) resolve() (settings, error) {
 		st.channel = st.table + "_events"
 	}
 
-	if err := validateName("table", st.table, maxTableLen); err != nil {
+	if err := validateName("Table", st.table, maxTableLen); err != nil {
 		return st, err
 	}
 
-	if err := validateName("channel", st.channel, maxNameLen); err != nil {
+	if err := validateName("Channel", st.channel, maxNameLen); err != nil {
 		return st, err
 	}
 
 	if st.schema != "" {
-		if err := validateName("schema", st.schema, maxNameLen); err != nil {
+		if err := validateName("Schema", st.schema, maxNameLen); err != nil {
 			return st, err
 		}
 	}
 
 	if cfg.ConnectTimeout < 0 {
-		return st, invalid("negative ConnectTimeout %v", cfg.ConnectTimeout)
+		return st, invalid("ConnectTimeout", "", fmt.Sprintf("negative: %v", cfg.ConnectTimeout), nil)
 	}
 
 	if cfg.MaxConns < 0 {
-		return st, invalid("negative MaxConns %d", cfg.MaxConns)
+		return st, invalid("MaxConns", "", fmt.Sprintf("negative: %d", cfg.MaxConns), nil)
 	}
 
 	return st, nil
@@ -128,7 +130,7 @@ func (c *Config) resolve() (settings, error) {
 func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, invalid("DSN", "", "cannot be parsed", err)
 	}
 
 	cc := pc.ConnConfig

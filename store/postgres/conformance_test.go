@@ -19,10 +19,6 @@ func TestConformance(t *testing.T) {
 	leadershiptest.Run(t, electiontest.Network("postgres", "postgres", []string{u.Host}, func(ctx context.Context, endpoints []string) (store.Store, error) {
 		via := *u
 		via.Host = endpoints[0] // through the client's own forwarder
-		s, err := Open(ctx, via.String(), &Config{Table: "leadershiptest_kv"})
-		if err != nil {
-			return nil, err
-		}
-		return s, nil
+		return Open(ctx, Config{DSN: via.String(), Table: "leadershiptest_kv"})
 	}))
 }

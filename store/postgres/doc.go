@@ -19,10 +19,16 @@
 //	}
 //	defer kv.Close()
 //
-// Go callers may use Open(ctx, dsn, cfg) instead, which returns the
-// concrete *Store. New pings the server within Config.ConnectTimeout
+// Go callers may use Open(ctx, postgres.Config{DSN: dsn, ...}) instead,
+// the shape of every adapter's Open; the store it returns is a *Store.
+// New pings the server within Config.ConnectTimeout
 // (default 5s) and fails with an *UnreachableError, which wraps
-// store.ErrNotReachable, when it cannot be reached.
+// store.ErrNotReachable, when it cannot be reached. Within the same
+// timeout it opens two pool connections and prepares the statements of
+// reads, atomic writes and heartbeats on them, and purges the rows that
+// expired while no handle was open: a new server process, its caches and
+// its statements cost a loaded server hundreds of milliseconds, which the
+// first calls, under their callers' deadlines, no longer pay.
 //
 // # Schema
 //

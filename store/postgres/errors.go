@@ -5,6 +5,9 @@ import (
 	"fmt"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 var (
@@ -33,29 +36,33 @@ var (
 	ErrClosed = fmt.Errorf("postgres: store handle closed: %w", store.ErrNotReachable)
 
 	// ErrNotLocked is returned by Unlock when the Locker does not hold the
-	// lock (never acquired, already released, or lost).
-	ErrNotLocked = errors.New("postgres: lock not held")
+	// lock (never acquired, already released, or lost). It is the same
+	// error as memory.ErrNotLocked.
+	ErrNotLocked = kv.ErrNotLocked
 
 	// ErrAlreadyLocked is returned by Lock when the same Locker already holds
-	// the lock. Locks are not reentrant.
-	ErrAlreadyLocked = errors.New("postgres: lock already held by this locker")
+	// the lock. Locks are not reentrant. It is the same error as
+	// memory.ErrAlreadyLocked.
+	ErrAlreadyLocked = kv.ErrAlreadyLocked
 )
 
 // UnreachableError reports that the server could not be reached, or that
 // the connection broke, during Op. errors.Is(err, store.ErrNotReachable) is
 // true, and Err (the driver's error) is reachable with errors.Is and
 // errors.As too.
-type UnreachableError struct {
-	Op  string
-	Err error
+type UnreachableError = adapter.UnreachableError
+
+// ConfigError is an unusable DSN or Config, returned by New and Open
+// before any statement: Field names the Config field at fault ("DSN" for
+// the DSN). errors.Is(err, ErrInvalidConfig) is true.
+type ConfigError = adapter.ConfigError
+
+// invalid is the *ConfigError of field.
+func invalid(field, value, reason string, err error) error {
+	return &ConfigError{Invalid: ErrInvalidConfig, Field: field, Value: value, Reason: reason, Err: err}
 }
 
-// Error describes the error.
-func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("postgres: %s: server not reachable: %v", e.Op, e.Err)
-}
-
-// Unwrap returns store.ErrNotReachable and the underlying error.
-func (e *UnreachableError) Unwrap() []error {
-	return []error{store.ErrNotReachable, e.Err}
+// unreachable is the *UnreachableError of op.
+func unreachable(op string, err error) error {
+	return &UnreachableError{Backend: "postgres", Op: op, Err: err}
 }

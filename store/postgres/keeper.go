@@ -188,14 +188,11 @@ func (s *Store) purge() {
 	)
 
 	err := s.queryRow(ctx, s.q.purge, nil, &n, &nextMs)
-	now := time.Now() // after the server's now(): never early
 
-	switch {
-	case err != nil:
-		s.schedulePurge(now.Add(purgeRetry))
-	case nextMs != nil:
-		s.schedulePurge(now.Add(min(time.Duration(*nextMs)*time.Millisecond, purgeSafety)))
-	default:
-		s.schedulePurge(now.Add(purgeSafety))
+	var next *int64
+	if err == nil { // else the scan may still be running: f can outlive a failed call
+		next = nextMs
 	}
+
+	s.schedulePurge(s.nextPurge(err, next))
 }

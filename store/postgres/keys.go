@@ -5,42 +5,15 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
 )
 
-func normalizeKey(key string) string {
-	return strings.Trim(key, "/")
-}
-
-// under reports whether key is strictly below dir ("" is the root).
-func under(key, dir string) bool {
-	if dir == "" {
-		return key != ""
-	}
-
-	return strings.HasPrefix(key, dir+"/")
-}
-
 // childRange returns the bounds [lo, hi) that select, in byte order (the
 // key column uses the "C" collation), exactly the keys below dir != "".
 func childRange(dir string) (lo, hi string) {
 	return dir + "/", dir + "0" // '0' is the byte after '/'
-}
-
-// effectiveTTL maps a requested TTL to the one honoured: none for d <= 0,
-// at least minTTL otherwise.
-func effectiveTTL(d time.Duration) time.Duration {
-	switch {
-	case d <= 0:
-		return 0
-	case d < minTTL:
-		return minTTL
-	default:
-		return d
-	}
 }
 
 // ttlMillis is the ttl_ms column for ttl: NULL (nil) without TTL, else
@@ -70,23 +43,6 @@ func nonNil(v []byte) []byte {
 	}
 
 	return v
-}
-
-// cloneBytes returns a non-nil copy of v.
-func cloneBytes(v []byte) []byte {
-	out := make([]byte, len(v))
-	copy(out, v)
-
-	return out
-}
-
-func clonePair(p *store.KVPair) *store.KVPair {
-	c := &store.KVPair{Key: p.Key, LastIndex: p.LastIndex}
-	if p.Value != nil {
-		c.Value = cloneBytes(p.Value)
-	}
-
-	return c
 }
 
 // samePair reports whether a and b are the same state of a key: both

@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 // writeOpts returns the TTL honoured and whether this handle keeps the key
@@ -16,7 +18,7 @@ func writeOpts(opts *store.WriteOptions) (time.Duration, bool) {
 		return 0, false
 	}
 
-	ttl := effectiveTTL(opts.TTL)
+	ttl := kv.EffectiveTTL(opts.TTL, minTTL)
 
 	return ttl, ttl > 0 && opts.KeepAlive
 }
@@ -181,7 +183,7 @@ func (s *Store) List(ctx context.Context, directory string, _ *store.ReadOptions
 	}
 	defer done()
 
-	dir := normalizeKey(directory)
+	dir := kv.NormalizeKey(directory)
 
 	sql, args := s.q.listAll, []any(nil)
 	if dir != "" {
@@ -233,7 +235,7 @@ func (s *Store) DeleteTree(ctx context.Context, directory string) error {
 	}
 	defer done()
 
-	dir := normalizeKey(directory)
+	dir := kv.NormalizeKey(directory)
 	if dir == "" {
 		_, err = s.execRows(c, s.q.delAll)
 	} else {
@@ -288,7 +290,7 @@ func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previou
 
 	s.written(sent, ttl, keep)
 
-	return true, &store.KVPair{Key: k, Value: cloneBytes(value), LastIndex: uint64(idx)}, nil
+	return true, &store.KVPair{Key: k, Value: kv.CloneBytes(value), LastIndex: uint64(idx)}, nil
 }
 
 // AtomicDelete deletes key if its LastIndex equals previous.LastIndex.

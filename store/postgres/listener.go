@@ -7,6 +7,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 const (
@@ -162,10 +164,7 @@ func (s *Store) dispatch(payload string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 
-	if ch := s.waiters[ev.key]; ch != nil {
-		close(ch)
-		delete(s.waiters, ev.key)
-	}
+	s.waiters.Wake(ev.key)
 
 	for h := range s.held[ev.key] {
 		switch {
@@ -184,13 +183,13 @@ func (s *Store) dispatch(payload string) bool {
 
 		fetch := ev.op == opPut && !ev.hasValue
 		for w := range set {
-			w.q.push(keyItem{xid: ev.xid, pair: clonePair(pair), fetch: fetch})
+			w.q.Push(keyItem{xid: ev.xid, pair: kv.ClonePair(pair), fetch: fetch})
 		}
 	}
 
 	for w := range s.treeWatches {
-		if under(ev.key, w.dir) {
-			w.q.push(treeItem{xid: ev.xid})
+		if kv.Under(ev.key, w.dir) {
+			w.q.Push(treeItem{xid: ev.xid})
 		}
 	}
 
@@ -206,18 +205,15 @@ func (s *Store) resync() {
 
 	for _, set := range s.keyWatches {
 		for w := range set {
-			w.q.push(keyItem{resync: true})
+			w.q.Push(keyItem{resync: true})
 		}
 	}
 
 	for w := range s.treeWatches {
-		w.q.push(treeItem{resync: true})
+		w.q.Push(treeItem{resync: true})
 	}
 
-	for k, ch := range s.waiters {
-		close(ch)
-		delete(s.waiters, k)
-	}
+	s.waiters.WakeAll()
 
 	for _, set := range s.held {
 		for h := range set {

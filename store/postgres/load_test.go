@@ -19,7 +19,7 @@ import (
 // (pgx would close it if the statement were interrupted).
 func TestTimedOutCallKeepsConnection(t *testing.T) {
 	table := freshTable(t)
-	kv, err := Open(context.Background(), testDSN(t), &Config{Table: table, MaxConns: 1})
+	kv, err := open(context.Background(), testDSN(t), &Config{Table: table, MaxConns: 1})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = kv.Close() })
 
@@ -51,7 +51,7 @@ func TestTimedOutCallKeepsConnection(t *testing.T) {
 // last writes.
 func TestBatchedCalls(t *testing.T) {
 	table := freshTable(t)
-	kv, err := Open(context.Background(), testDSN(t), &Config{Table: table, MaxConns: 2})
+	kv, err := open(context.Background(), testDSN(t), &Config{Table: table, MaxConns: 2})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = kv.Close() })
 

@@ -8,6 +8,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 const (
@@ -19,12 +21,9 @@ const (
 
 // locker implements store.Locker for one key. held is guarded by s.mu.
 type locker struct {
-	s              *Store
-	key            string
-	value          []byte
-	ttl            time.Duration
-	renew          chan struct{}
-	deleteOnUnlock bool
+	s   *Store
+	key string
+	kv.LockSpec
 
 	held *heldLock // current acquisition, nil if none
 }
@@ -56,18 +55,7 @@ func (s *Store) NewLock(ctx context.Context, key string, opts *store.LockOptions
 	}
 	done()
 
-	l := &locker{s: s, key: k, value: []byte{}, ttl: DefaultLockTTL}
-	if opts != nil {
-		l.value = cloneBytes(opts.Value)
-		l.renew = opts.RenewLock
-		l.deleteOnUnlock = opts.DeleteOnUnlock
-
-		if opts.TTL > 0 {
-			l.ttl = effectiveTTL(opts.TTL)
-		}
-	}
-
-	return l, nil
+	return &locker{s: s, key: k, LockSpec: kv.NewLockSpec(opts, DefaultLockTTL, minTTL)}, nil
 }
 
 // Lock blocks until the lock is acquired, ctx is done (nil, ctx.Err()) or
@@ -100,7 +88,7 @@ func (l *locker) Lock(ctx context.Context) (<-chan struct{}, error) {
 		var idx, leftMs *int64
 
 		stmt, err := s.execTracked(c, func(ctx context.Context, conn *pgxpool.Conn) error {
-			return conn.QueryRow(ctx, s.q.lock, l.key, l.value, ttlMillis(l.ttl), s.id, h.id).Scan(&idx, &leftMs)
+			return conn.QueryRow(ctx, s.q.lock, l.key, l.Value, ttlMillis(l.TTL), s.id, h.id).Scan(&idx, &leftMs)
 		})
 		done()
 
@@ -148,11 +136,7 @@ func (s *Store) prepareLock(l *locker) (*heldLock, <-chan struct{}, error) {
 		return nil, nil, ErrAlreadyLocked
 	}
 
-	wake := s.waiters[l.key]
-	if wake == nil {
-		wake = make(chan struct{})
-		s.waiters[l.key] = wake
-	}
+	wake := s.waiters.Chan(l.key)
 
 	h := &heldLock{key: l.key, id: newID(), pending: true, lost: make(chan struct{})}
 
@@ -192,7 +176,7 @@ func (s *Store) abandonLock(l *locker, h *heldLock, stmt <-chan struct{}) {
 	s.dropPending(h)
 
 	q := s.q.unlockKeep
-	if l.deleteOnUnlock {
+	if l.DeleteOnUnlock {
 		q = s.q.unlockDelete
 	}
 
@@ -219,7 +203,7 @@ func (s *Store) confirmLock(l *locker, h *heldLock, idx uint64, sent time.Time) 
 	h.idx = idx
 	l.held = h
 	s.heldByID[h.id] = h
-	h.deadline = sent.Add(l.ttl)
+	h.deadline = sent.Add(l.TTL)
 	h.timer = time.AfterFunc(time.Until(h.deadline), func() { s.expireLock(h) })
 
 	if h.seen > idx {
@@ -237,10 +221,10 @@ func (s *Store) confirmLock(l *locker, h *heldLock, idx uint64, sent time.Time) 
 		}
 	}
 
-	s.scheduleHeartbeat(sent.Add(l.ttl/3), l.ttl)
+	s.scheduleHeartbeat(sent.Add(l.TTL/3), l.TTL)
 
-	if l.renew != nil {
-		renew := l.renew
+	if l.Renew != nil {
+		renew := l.Renew
 		s.spawn(func() { s.stopRenewal(h, renew) })
 	}
 
@@ -361,7 +345,7 @@ func (l *locker) Unlock(ctx context.Context) error {
 	}
 
 	q := s.q.unlockKeep
-	if l.deleteOnUnlock {
+	if l.DeleteOnUnlock {
 		q = s.q.unlockDelete
 	}
 

@@ -14,7 +14,9 @@ import (
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/store/internal/ctxutil"
+	"github.com/leadership-go/leadership/store/internal/watch"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 // StoreName is the name under which the store is registered with valkeyrie.
@@ -49,7 +51,7 @@ type Store struct {
 	purgeAt     time.Time     // next purge of expired rows
 	keyWatches  map[string]map[*keyWatch]struct{}
 	treeWatches map[*treeWatch]struct{}
-	waiters     map[string]chan struct{} // closed at the next event on the key
+	waiters     kv.Waiters // closed at the next event on the key
 	held        map[string]map[*heldLock]struct{}
 	heldByID    map[string]*heldLock
 	listenerPID uint32
@@ -81,7 +83,7 @@ func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (sto
 		return nil, ErrNoEndpoint
 	}
 
-	s, err := Open(ctx, endpoints[0], cfg)
+	s, err := open(ctx, endpoints[0], cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -89,11 +91,23 @@ func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (sto
 	return s, nil
 }
 
-// Open connects to the server at dsn, creates the schema if needed, starts
-// listening and returns the handle. It fails within cfg.ConnectTimeout
-// (default 5s) with an error wrapping store.ErrNotReachable (an
-// *UnreachableError) when the server cannot be reached.
-func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
+// Open connects to the server at cfg.DSN, creates the schema if needed,
+// starts listening and returns the handle, a *Store. It fails within
+// cfg.ConnectTimeout (default 5s) with an error wrapping
+// store.ErrNotReachable (an *UnreachableError) when the server cannot be
+// reached, at once with ErrNoEndpoint for an empty DSN, and with a
+// *ConfigError for an unusable DSN or Config.
+func Open(ctx context.Context, cfg Config) (store.Store, error) {
+	s, err := open(ctx, cfg.DSN, &cfg)
+	if err != nil {
+		return nil, err
+	}
+
+	return s, nil
+}
+
+// open is Open on dsn (New ignores cfg.DSN: its endpoint is the DSN).
+func open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	if dsn == "" {
 		return nil, ErrNoEndpoint
 	}
@@ -116,7 +130,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 
 	pool, err := pgxpool.NewWithConfig(ctx, pc)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, invalid("DSN", "", "unusable", err)
 	}
 
 	sctx, cancel := context.WithCancel(context.Background())
@@ -130,7 +144,7 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		kick:        make(chan struct{}, 1),
 		keyWatches:  make(map[string]map[*keyWatch]struct{}),
 		treeWatches: make(map[*treeWatch]struct{}),
-		waiters:     make(map[string]chan struct{}),
+		waiters:     kv.Waiters{},
 		held:        make(map[string]map[*heldLock]struct{}),
 		heldByID:    make(map[string]*heldLock),
 	}
@@ -145,7 +159,6 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 		return nil, err
 	}
 
-	s.purgeAt = time.Now() // purge what expired while nobody watched
 	s.wg.Add(2)
 	go s.listen(conn)
 	go s.keep()
@@ -153,7 +166,8 @@ func Open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	return s, nil
 }
 
-// setup pings the server, creates the schema and opens the listener.
+// setup pings the server, creates the schema, warms the pool (and purges
+// what expired while nobody watched) and opens the listener.
 func (s *Store) setup(ctx context.Context) (*pgx.Conn, error) {
 	cctx, cancel := context.WithTimeout(ctx, s.st.connectTimeout)
 	defer cancel()
@@ -186,6 +200,10 @@ func (s *Store) setup(ctx context.Context) (*pgx.Conn, error) {
 		return nil, openErr(ctx, "create schema", err)
 	}
 
+	if err := s.warm(cctx); err != nil {
+		return nil, openErr(ctx, "warm up", err)
+	}
+
 	conn, err := s.connectListener(cctx)
 	if err != nil {
 		return nil, openErr(ctx, "listen", err)
@@ -210,7 +228,7 @@ func classify(op string, err error) error {
 		return fmt.Errorf("postgres: %s: %w", op, err)
 	}
 
-	return &UnreachableError{Op: op, Err: err}
+	return unreachable(op, err)
 }
 
 // connectionClass reports SQLSTATEs meaning the server is, or is becoming,
@@ -251,14 +269,14 @@ func (s *Store) begin(ctx context.Context) (context.Context, context.CancelFunc,
 		return nil, nil, ErrClosed
 	}
 
-	c, cancel := ctxutil.Joined(ctx, s.ctx)
+	c, cancel := watch.Joined(ctx, s.ctx)
 
 	return c, cancel, nil
 }
 
 // beginKey is begin preceded by key normalisation.
 func (s *Store) beginKey(ctx context.Context, key string) (string, context.Context, context.CancelFunc, error) {
-	k := normalizeKey(key)
+	k := kv.NormalizeKey(key)
 	if k == "" {
 		return "", nil, nil, ErrEmptyKey
 	}

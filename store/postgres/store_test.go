@@ -60,7 +60,7 @@ func TestNewUnreachable(t *testing.T) {
 	}()
 
 	start = time.Now()
-	_, err = Open(context.Background(), "postgres://nobody@"+ln.Addr().String()+"/db?sslmode=disable", &Config{ConnectTimeout: 300 * time.Millisecond})
+	_, err = Open(context.Background(), Config{DSN: "postgres://nobody@" + ln.Addr().String() + "/db?sslmode=disable", ConnectTimeout: 300 * time.Millisecond})
 	require.ErrorIs(t, err, store.ErrNotReachable)
 	t.Logf("hung: failed after %v", time.Since(start))
 	assert.Less(t, time.Since(start), storetest.Patience, "hung")
@@ -80,10 +80,10 @@ func TestBadConfig(t *testing.T) {
 	_, err := New(ctx, nil, nil)
 	require.ErrorIs(t, err, ErrNoEndpoint)
 
-	_, err = Open(ctx, "", nil)
+	_, err = Open(ctx, Config{})
 	require.ErrorIs(t, err, ErrNoEndpoint)
 
-	for _, cfg := range []*Config{
+	for _, cfg := range []Config{
 		{Table: "bad-name"},
 		{Table: "x; DROP TABLE y"},
 		{Table: "t123456789012345678901234567890123456789012345678901234567890"},
@@ -92,11 +92,12 @@ func TestBadConfig(t *testing.T) {
 		{ConnectTimeout: -time.Second},
 		{MaxConns: -1},
 	} {
-		_, err := Open(ctx, "postgres://x@127.0.0.1:1/db", cfg)
+		cfg.DSN = "postgres://x@127.0.0.1:1/db"
+		_, err := Open(ctx, cfg)
 		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", cfg)
 	}
 
-	_, err = Open(ctx, "postgres://x@127.0.0.1:1/db?connect_timeout=abc", nil)
+	_, err = Open(ctx, Config{DSN: "postgres://x@127.0.0.1:1/db?connect_timeout=abc"})
 	require.ErrorIs(t, err, ErrInvalidConfig)
 }
 
@@ -104,7 +105,7 @@ func TestChannelMismatch(t *testing.T) {
 	table := freshTable(t)
 	openOn(t, table)
 
-	_, err := Open(context.Background(), testDSN(t), &Config{Table: table, Channel: "elsewhere"})
+	_, err := Open(context.Background(), Config{DSN: testDSN(t), Table: table, Channel: "elsewhere"})
 	require.ErrorIs(t, err, ErrChannelMismatch)
 }
 
@@ -122,7 +123,7 @@ func TestConcurrentOpen(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			stores[i], errs[i] = Open(context.Background(), dsn, &Config{Table: table})
+			stores[i], errs[i] = open(context.Background(), dsn, &Config{Table: table})
 		}()
 	}
 	wg.Wait()
@@ -299,7 +300,7 @@ func TestChannelSharedByTables(t *testing.T) {
 	first, second := freshTable(t), freshTable(t)
 	openOn(t, first)
 
-	_, err := Open(context.Background(), testDSN(t), &Config{Table: second, Channel: first + "_events"})
+	_, err := Open(context.Background(), Config{DSN: testDSN(t), Table: second, Channel: first + "_events"})
 	require.ErrorIs(t, err, ErrChannelMismatch)
 
 	openOn(t, second) // its own default channel is fine

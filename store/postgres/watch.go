@@ -8,7 +8,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/store/internal/ctxutil"
+	"github.com/leadership-go/leadership/store/internal/watch"
+
+	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 // keyItem is what the listener queues for a key watch: one event, or a
@@ -22,7 +24,7 @@ type keyItem struct {
 
 type keyWatch struct {
 	key string
-	q   *queue[keyItem]
+	q   *watch.Queue[keyItem]
 }
 
 // treeItem is what the listener queues for a tree watch.
@@ -33,7 +35,7 @@ type treeItem struct {
 
 type treeWatch struct {
 	dir string
-	q   *queue[treeItem]
+	q   *watch.Queue[treeItem]
 }
 
 // Watch returns a channel that first receives the current pair at key (an
@@ -53,7 +55,7 @@ func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-
 	}
 	defer done()
 
-	w := &keyWatch{key: k, q: newQueue[keyItem]()}
+	w := &keyWatch{key: k, q: watch.NewQueue[keyItem]()}
 
 	// Register before reading, so that no change committed after the read
 	// can be missed.
@@ -101,12 +103,12 @@ func (s *Store) runKeyWatch(ctx context.Context, w *keyWatch, last *store.KVPair
 	defer s.dropKeyWatch(w)
 	defer close(out)
 
-	if !ctxutil.Send(wctx, out, last) {
+	if !watch.Send(wctx, out, last) {
 		return
 	}
 
 	for {
-		items := w.q.take(wctx.Done())
+		items := w.q.Take(wctx.Done())
 		if items == nil {
 			return
 		}
@@ -117,7 +119,7 @@ func (s *Store) runKeyWatch(ctx context.Context, w *keyWatch, last *store.KVPair
 				continue
 			}
 
-			if !ctxutil.Send(wctx, out, p) {
+			if !watch.Send(wctx, out, p) {
 				return
 			}
 			last = p
@@ -146,7 +148,7 @@ func (s *Store) keyItemPair(ctx context.Context, key string, it keyItem, snap *s
 				return nil, false // overwritten since: a later event follows
 			}
 
-			p := clonePair(it.pair)
+			p := kv.ClonePair(it.pair)
 			p.Value = v
 
 			return p, true
@@ -241,7 +243,7 @@ func (s *Store) WatchTree(ctx context.Context, directory string, _ *store.ReadOp
 	}
 	defer done()
 
-	w := &treeWatch{dir: normalizeKey(directory), q: newQueue[treeItem]()}
+	w := &treeWatch{dir: kv.NormalizeKey(directory), q: watch.NewQueue[treeItem]()}
 
 	s.mu.Lock()
 	s.treeWatches[w] = struct{}{}
@@ -276,12 +278,12 @@ func (s *Store) runTreeWatch(ctx context.Context, w *treeWatch, list []*store.KV
 	defer s.dropTreeWatch(w)
 	defer close(out)
 
-	if !ctxutil.Send(wctx, out, list) {
+	if !watch.Send(wctx, out, list) {
 		return
 	}
 
 	for {
-		items := w.q.take(wctx.Done())
+		items := w.q.Take(wctx.Done())
 		if items == nil {
 			return
 		}
@@ -307,7 +309,7 @@ func (s *Store) runTreeWatch(ctx context.Context, w *treeWatch, list []*store.KV
 
 			return err
 		})
-		if err != nil || !ctxutil.Send(wctx, out, list) {
+		if err != nil || !watch.Send(wctx, out, list) {
 			return
 		}
 	}
@@ -358,7 +360,7 @@ func (s *Store) readTree(ctx context.Context, dir string) ([]*store.KVPair, snap
 // watchContext returns a context canceled with ctx or when the handle
 // closes.
 func (s *Store) watchContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	return ctxutil.Joined(ctx, s.ctx)
+	return watch.Joined(ctx, s.ctx)
 }
 
 // retry calls f until it succeeds or ctx is done (then it returns

@@ -14,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
+
+	keys "github.com/leadership-go/leadership/store/internal/kv"
 )
 
 func TestWatchDeleteAndExpiry(t *testing.T) {
@@ -56,14 +58,19 @@ func TestWatchExpiryAfterClose(t *testing.T) {
 	kv, owner := openOn(t, table), openOn(t, table)
 	ctx := testCtx(t)
 
-	require.NoError(t, owner.Put(ctx, "k", []byte("v"), &store.WriteOptions{TTL: 300 * time.Millisecond, KeepAlive: true}))
+	// Renewed every TTL/3: the key outlives stalls of the owner of up to
+	// 2/3 of the TTL, and a loaded machine stalls it for hundreds of
+	// milliseconds (see TestKeepAlive).
+	const ttl = time.Second
+
+	require.NoError(t, owner.Put(ctx, "k", []byte("v"), &store.WriteOptions{TTL: ttl, KeepAlive: true}))
 
 	events, err := kv.Watch(ctx, "k", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []byte("v"), storetest.NextPair(t, events).Value)
 
 	// Kept alive while the owner is open.
-	noPair(t, events, time.Second)
+	noPair(t, events, 5*ttl/2)
 
 	closed := time.Now()
 	require.NoError(t, owner.Close())
@@ -79,7 +86,11 @@ func TestWatchTreeExpiry(t *testing.T) {
 	ctx := testCtx(t)
 
 	require.NoError(t, kv.Put(ctx, "dir/a", []byte("a"), nil))
-	require.NoError(t, kv.Put(ctx, "dir/b", []byte("b"), &store.WriteOptions{TTL: 200 * time.Millisecond}))
+	// dir/b must still be there when the watch reads the tree, two
+	// statements later: with the 200ms TTL this test had, a loaded machine
+	// (two CPU hogs on 2 cores) sometimes took longer than that, and the
+	// first list came without it. 2s is far beyond such stalls.
+	require.NoError(t, kv.Put(ctx, "dir/b", []byte("b"), &store.WriteOptions{TTL: 2 * time.Second}))
 	require.NoError(t, kv.Put(ctx, "dirx", []byte("not below"), nil))
 
 	events, err := kv.WatchTree(ctx, "dir", nil)
@@ -327,7 +338,7 @@ func TestWatchOddKeys(t *testing.T) {
 
 		require.NoError(t, kv.Put(ctx, k, []byte(k), nil))
 		p := storetest.NextPair(t, events)
-		assert.Equal(t, normalizeKey(k), p.Key)
+		assert.Equal(t, keys.NormalizeKey(k), p.Key)
 		assert.Equal(t, []byte(k), p.Value)
 	}
 }

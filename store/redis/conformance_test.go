@@ -1,19 +1,15 @@
 package redis
 
 import (
-	"context"
 	"testing"
-
-	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
+// The test server keeps its data in memory only: StoreRestart also proves
+// that an election survives a store that lost its data.
 func TestConformance(t *testing.T) {
-	// The test server keeps its data in memory only: StoreRestart also
-	// proves that an election survives a store that lost its data.
-	leadershiptest.Run(t, electiontest.Network("redis", "redis", serverConfig(t).Endpoints, func(ctx context.Context, endpoints []string) (store.Store, error) {
-		return Open(ctx, Config{Endpoints: endpoints})
-	}))
+	open := electiontest.Opener(Open, func(endpoints []string) Config { return Config{Endpoints: endpoints} })
+	leadershiptest.Run(t, electiontest.Network("redis", "redis", serverConfig(t).Endpoints, open))
 }

@@ -9,7 +9,7 @@ import (
 
 	kvredis "github.com/kvtools/redis"
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/leadership-go/leadership/store/internal/check"
+	"github.com/leadership-go/leadership/store/internal/adapter"
 	goredis "github.com/redis/go-redis/v9"
 )
 
@@ -59,61 +59,19 @@ type Config struct {
 	RequestTimeout time.Duration
 }
 
-// ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
-var ErrInvalidConfig = errors.New("redis: invalid configuration")
-
-// ConfigError is an unusable Config, returned by Open before any network
-// activity. errors.Is(err, ErrInvalidConfig) is true.
-type ConfigError struct {
-	Field  string // the Config field at fault
-	Reason string
-}
-
-// Error describes the error.
-func (e *ConfigError) Error() string {
-	return fmt.Sprintf("redis: invalid configuration: %s: %s", e.Field, e.Reason)
-}
-
-// Is reports whether target is ErrInvalidConfig.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
-
-// UnreachableError reports that Open could not complete a round trip with
-// the server within its DialTimeout. errors.Is(err, store.ErrNotReachable)
-// is true, and Err (the client's error) is reachable with errors.Is and
-// errors.As too.
-type UnreachableError struct {
-	Endpoint string
-	Err      error
-}
-
-// Error describes the error.
-func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("redis: %s not reachable: %v", e.Endpoint, e.Err)
-}
-
-// Unwrap returns store.ErrNotReachable and the client's error.
-func (e *UnreachableError) Unwrap() []error { return []error{store.ErrNotReachable, e.Err} }
-
 // validate checks cfg and returns it with its defaults filled in.
 func (cfg Config) validate() (Config, error) {
-	switch len(cfg.Endpoints) {
-	case 0:
-		return cfg, &ConfigError{Field: "Endpoints", Reason: "no endpoint given"}
-	case 1:
-	default:
-		return cfg, &ConfigError{Field: "Endpoints", Reason: fmt.Sprintf("%d endpoints: kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)", len(cfg.Endpoints))}
-	}
-	if err := check.Endpoint(cfg.Endpoints[0]); err != nil {
-		return cfg, &ConfigError{Field: "Endpoints", Reason: fmt.Sprintf("%q: %v", cfg.Endpoints[0], err)}
+	if err := adapter.CheckEndpoints(ErrInvalidConfig, cfg.Endpoints, 1, "kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)"); err != nil {
+		return cfg, err
 	}
 	if cfg.DB < 0 {
-		return cfg, &ConfigError{Field: "DB", Reason: fmt.Sprintf("negative: %d", cfg.DB)}
+		return cfg, invalid("DB", fmt.Sprintf("negative: %d", cfg.DB))
 	}
-	if field, reason := check.Timeouts(
-		check.Timeout{Field: "DialTimeout", Value: &cfg.DialTimeout, Default: DefaultDialTimeout},
-		check.Timeout{Field: "RequestTimeout", Value: &cfg.RequestTimeout, Default: DefaultRequestTimeout},
-	); field != "" {
-		return cfg, &ConfigError{Field: field, Reason: reason}
+	if err := adapter.CheckTimeouts(ErrInvalidConfig,
+		adapter.Timeout{Field: "DialTimeout", Value: &cfg.DialTimeout, Default: DefaultDialTimeout},
+		adapter.Timeout{Field: "RequestTimeout", Value: &cfg.RequestTimeout, Default: DefaultRequestTimeout},
+	); err != nil {
+		return cfg, err
 	}
 	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
 	return cfg, nil
@@ -243,7 +201,7 @@ func openError(ctx context.Context, ep string, err error) error {
 		return ctx.Err()
 	}
 	if unreachable(err) {
-		return &UnreachableError{Endpoint: ep, Err: err}
+		return &UnreachableError{Backend: "redis", Endpoints: []string{ep}, Err: err}
 	}
 	return fmt.Errorf("redis: open %s: %w", ep, err)
 }

@@ -48,7 +48,7 @@ func TestOpenUnreachable(t *testing.T) {
 		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
 	}, storetest.Unreachable{Names: func(err error, endpoints []string) bool {
 		var ue *UnreachableError
-		return errors.As(err, &ue) && len(endpoints) == 1 && ue.Endpoint == endpoints[0]
+		return errors.As(err, &ue) && len(endpoints) == 1 && len(ue.Endpoints) == 1 && ue.Endpoints[0] == endpoints[0]
 	}})
 }
 
@@ -215,7 +215,7 @@ func TestCreateConfirmation(t *testing.T) {
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := &fixed{Store: &scripted{putErr: store.ErrKeyExists, getErr: tc.getErr}}
+			f := newFixed(&scripted{putErr: store.ErrKeyExists, getErr: tc.getErr}, 0)
 			_, _, err := f.AtomicPut(ctx, "k", []byte("v"), nil, nil)
 			if !tc.check(err) {
 				t.Fatalf("err = %v", err)
@@ -223,7 +223,7 @@ func TestCreateConfirmation(t *testing.T) {
 		})
 	}
 	// With previous, errors pass unchanged.
-	f := &fixed{Store: &scripted{putErr: store.ErrKeyModified}}
+	f := newFixed(&scripted{putErr: store.ErrKeyModified}, 0)
 	if _, _, err := f.AtomicPut(ctx, "k", []byte("v"), &store.KVPair{}, nil); err != store.ErrKeyModified { //nolint:errorlint // identity kept
 		t.Fatalf("CAS: %v", err)
 	}

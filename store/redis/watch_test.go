@@ -15,6 +15,7 @@ import (
 	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/guard"
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 // hubOf returns the watch hub of a store from Open or Wrap.
@@ -348,11 +349,7 @@ func TestWatchThroughKilledForwarder(t *testing.T) {
 	key := uniqueKey(t)
 	defer func() { _ = other.Delete(ctx, key) }()
 
-	fwd, err := leadershiptest.NewForwarder(cfg.Endpoints[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fwd.Close()
+	fwd := electiontest.Forwarder(t, cfg.Endpoints[0])
 	s, err := Open(ctx, Config{Endpoints: []string{fwd.Addr()}, RequestTimeout: time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -480,11 +477,7 @@ func TestWatchHungConnectionReplaced(t *testing.T) {
 	key := uniqueKey(t)
 	defer func() { _ = other.Delete(ctx, key) }()
 
-	fwd, err := leadershiptest.NewForwarder(cfg.Endpoints[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fwd.Close()
+	fwd := electiontest.Forwarder(t, cfg.Endpoints[0])
 	s := openClient(t, Config{Endpoints: []string{fwd.Addr()}, RequestTimeout: 500 * time.Millisecond})
 	h := hubOf(t, s)
 	h.health = 200 * time.Millisecond // before the first watch starts the hub

@@ -16,15 +16,9 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/guard"
 )
-
-// ErrCreateUnconfirmed is returned by AtomicPut with previous == nil when
-// kvtools reported store.ErrKeyExists but a read shows that the key does
-// not exist: kvtools reports every failure of its SETNX (a timeout, a lost
-// connection) as ErrKeyExists. The create did not take effect, or was
-// undone by a later delete. It matches store.ErrNotReachable.
-var ErrCreateUnconfirmed = fmt.Errorf("redis: create not confirmed (SETNX failed or its reply was lost, and the key does not exist): %w", store.ErrNotReachable)
 
 // Wrap applies this package's fixes to a Redis store built elsewhere, for
 // instance by valkeyrie.NewStore(ctx, "redis", ...) (kvtools' raw codec):
@@ -50,7 +44,7 @@ var ErrCreateUnconfirmed = fmt.Errorf("redis: create not confirmed (SETNX failed
 // requestTimeout 0 means no default bound. Close closes s and waits, at
 // most requestTimeout, for watches to finish.
 func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
-	f := &fixed{Store: s, closeWait: requestTimeout}
+	f := newFixed(s, requestTimeout)
 	if c := kvtoolsClient(s); c != nil {
 		f.hub = newHub(c, c.Options().DB, storeReader{s}, requestTimeout)
 	}
@@ -60,7 +54,8 @@ func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
 // wrapOwn is Wrap with watches on client, a go-redis client of the
 // adapter's own for the same server and DB, which Close closes.
 func wrapOwn(s store.Store, client *goredis.Client, db int, requestTimeout time.Duration) store.Store {
-	f := &fixed{Store: s, closeWait: requestTimeout, own: client}
+	f := newFixed(s, requestTimeout)
+	f.own = client
 	f.hub = newHub(client, db, clientReader{client}, requestTimeout)
 	return guard.Wrap(f, requestTimeout)
 }
@@ -85,42 +80,14 @@ func kvtoolsClient(s store.Store) *goredis.Client {
 
 // fixed is the layer under the guard.
 type fixed struct {
-	store.Store
+	adapter.Classified
 	hub       *hub            // nil: the inner store's watches
 	own       *goredis.Client // the hub's client, if the adapter's own
 	closeWait time.Duration   // how long Close waits for watches
 }
 
-func (f *fixed) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
-	pair, err := f.Store.Get(ctx, key, opts)
-	return pair, classify(err)
-}
-
-func (f *fixed) Put(ctx context.Context, key string, value []byte, opts *store.WriteOptions) error {
-	return classify(f.Store.Put(ctx, key, value, opts))
-}
-
-func (f *fixed) Delete(ctx context.Context, key string) error {
-	return classify(f.Store.Delete(ctx, key))
-}
-
-func (f *fixed) Exists(ctx context.Context, key string, opts *store.ReadOptions) (bool, error) {
-	ok, err := f.Store.Exists(ctx, key, opts)
-	return ok, classify(err)
-}
-
-func (f *fixed) List(ctx context.Context, dir string, opts *store.ReadOptions) ([]*store.KVPair, error) {
-	pairs, err := f.Store.List(ctx, dir, opts)
-	return pairs, classify(err)
-}
-
-func (f *fixed) DeleteTree(ctx context.Context, dir string) error {
-	return classify(f.Store.DeleteTree(ctx, dir))
-}
-
-func (f *fixed) AtomicDelete(ctx context.Context, key string, previous *store.KVPair) (bool, error) {
-	ok, err := f.Store.AtomicDelete(ctx, key, previous)
-	return ok, classify(err)
+func newFixed(s store.Store, closeWait time.Duration) *fixed {
+	return &fixed{Classified: adapter.Classified{Store: s, Unreachable: unreachable}, closeWait: closeWait}
 }
 
 // AtomicPut confirms kvtools' ErrKeyExists with a read (see Wrap).
@@ -146,8 +113,7 @@ func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previou
 // closes (see the package documentation).
 func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
 	if f.hub == nil {
-		ch, err := f.Store.Watch(ctx, key, opts)
-		return ch, classify(err)
+		return f.Classified.Watch(ctx, key, opts)
 	}
 	ch, err := watchKey(f.hub, ctx, normalize(key))
 	return ch, classify(err)
@@ -157,8 +123,7 @@ func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) 
 // dir (empty when there are none).
 func (f *fixed) WatchTree(ctx context.Context, dir string, opts *store.ReadOptions) (<-chan []*store.KVPair, error) {
 	if f.hub == nil {
-		ch, err := f.Store.WatchTree(ctx, dir, opts)
-		return ch, classify(err)
+		return f.Classified.WatchTree(ctx, dir, opts)
 	}
 	ch, err := watchTree(f.hub, ctx, normalize(dir))
 	return ch, classify(err)
@@ -196,12 +161,7 @@ func normalize(key string) string { return strings.TrimPrefix(key, "/") }
 
 // classify adds store.ErrNotReachable to errors that mean the server could
 // not be reached or did not answer in time.
-func classify(err error) error {
-	if err == nil || errors.Is(err, store.ErrNotReachable) || !unreachable(err) {
-		return err
-	}
-	return fmt.Errorf("%w: %w", store.ErrNotReachable, err)
-}
+func classify(err error) error { return adapter.Classify(err, unreachable) }
 
 // unreachable reports whether err is a connection-level failure rather
 // than an answer of the server.

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/leadership-go/leadership/store/internal/check"
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
@@ -69,10 +69,6 @@ type settings struct {
 	sessionTimeout, dialTimeout, requestTimeout time.Duration
 }
 
-func invalid(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, args...))
-}
-
 // resolve validates c and applies the defaults.
 func (c Config) resolve() (settings, error) {
 	st := settings{
@@ -82,27 +78,22 @@ func (c Config) resolve() (settings, error) {
 		dialTimeout:    c.DialTimeout,
 		requestTimeout: c.RequestTimeout,
 	}
-	if len(c.Endpoints) == 0 {
-		return st, invalid("no endpoint")
+	if err := adapter.CheckEndpoints(ErrInvalidConfig, c.Endpoints, 0, ""); err != nil {
+		return st, err
 	}
-	for _, ep := range c.Endpoints {
-		if err := check.Endpoint(ep); err != nil {
-			return st, invalid("endpoint %q: want host:port: %v", ep, err)
-		}
-		st.endpoints = append(st.endpoints, ep)
-	}
+	st.endpoints = append(st.endpoints, c.Endpoints...)
 	if c.Username == "" && c.Password != "" {
-		return st, invalid("Password without Username")
+		return st, invalid("Username", "Password without Username")
 	}
-	if field, reason := check.Timeouts(
-		check.Timeout{Field: "SessionTimeout", Value: &st.sessionTimeout, Default: DefaultSessionTimeout},
-		check.Timeout{Field: "DialTimeout", Value: &st.dialTimeout, Default: DefaultDialTimeout},
-		check.Timeout{Field: "RequestTimeout", Value: &st.requestTimeout, Default: DefaultRequestTimeout},
-	); field != "" {
-		return st, invalid("%s: %s", field, reason)
+	if err := adapter.CheckTimeouts(ErrInvalidConfig,
+		adapter.Timeout{Field: "SessionTimeout", Value: &st.sessionTimeout, Default: DefaultSessionTimeout},
+		adapter.Timeout{Field: "DialTimeout", Value: &st.dialTimeout, Default: DefaultDialTimeout},
+		adapter.Timeout{Field: "RequestTimeout", Value: &st.requestTimeout, Default: DefaultRequestTimeout},
+	); err != nil {
+		return st, err
 	}
 	if st.sessionTimeout < time.Millisecond {
-		return st, invalid("SessionTimeout %v: below 1ms", st.sessionTimeout)
+		return st, invalid("SessionTimeout", fmt.Sprintf("%v: below 1ms", st.sessionTimeout))
 	}
 	return st, nil
 }

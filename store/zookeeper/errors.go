@@ -3,10 +3,11 @@ package zookeeper
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 var (
@@ -28,19 +29,22 @@ var (
 // then unknown). errors.Is(err, store.ErrNotReachable) is true, and Err (the
 // client's or the context's error) is reachable with errors.Is and
 // errors.As too.
-type UnreachableError struct {
-	Op        string
-	Endpoints []string
-	Err       error
+type UnreachableError = adapter.UnreachableError
+
+// ConfigError is an unusable Config, returned by Open before any network
+// activity: Field names the Config field at fault.
+// errors.Is(err, ErrInvalidConfig) is true.
+type ConfigError = adapter.ConfigError
+
+// invalid is the *ConfigError of field.
+func invalid(field, reason string) error {
+	return &ConfigError{Invalid: ErrInvalidConfig, Field: field, Reason: reason}
 }
 
-// Error describes the error.
-func (e *UnreachableError) Error() string {
-	return fmt.Sprintf("zookeeper: %s: %s not reachable: %v", e.Op, strings.Join(e.Endpoints, ","), e.Err)
+// unreachable is the *UnreachableError of op.
+func unreachable(op string, endpoints []string, err error) error {
+	return &UnreachableError{Backend: "zookeeper", Op: op, Endpoints: endpoints, Err: err}
 }
-
-// Unwrap returns store.ErrNotReachable and the underlying error.
-func (e *UnreachableError) Unwrap() []error { return []error{store.ErrNotReachable, e.Err} }
 
 // isConnErr reports whether err is the client losing or lacking its
 // connection or session, rather than an answer of the server.

@@ -2,6 +2,7 @@ package zookeeper
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -40,12 +41,7 @@ func testConfig(endpoints []string) Config {
 // the one place tests make a client: one call per simulated process.
 func openOn(t testing.TB, endpoints []string) store.Store {
 	t.Helper()
-	s, err := Open(context.Background(), testConfig(endpoints))
-	if err != nil {
-		t.Fatalf("Open(%v): %v", endpoints, err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return storetest.OpenStore(t, fmt.Sprint(endpoints), func(ctx context.Context) (store.Store, error) { return Open(ctx, testConfig(endpoints)) })
 }
 
 // openSingle opens a store on the single server.

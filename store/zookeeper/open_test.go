@@ -2,27 +2,19 @@ package zookeeper
 
 import (
 	"context"
-	"errors"
 	"testing"
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
-
-// namesEndpoints reports whether err is an *UnreachableError naming
-// endpoints.
-func namesEndpoints(err error, endpoints []string) bool {
-	var ue *UnreachableError
-	return errors.As(err, &ue) && len(ue.Endpoints) == len(endpoints) && ue.Endpoints[0] == endpoints[0]
-}
 
 func TestOpenUnreachable(t *testing.T) {
 	storetest.NoLeaks(t)
 	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
 		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
-	}, storetest.Unreachable{Names: namesEndpoints, WrapsDeadline: true})
+	}, storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
 }
 
 func TestOpenUnreachableEnsemble(t *testing.T) {
@@ -32,7 +24,7 @@ func TestOpenUnreachableEnsemble(t *testing.T) {
 	// About DialTimeout, plus closing the client (its close request waits
 	// up to 1s for a server that never connected): only a hang goes past
 	// ten times that.
-	storetest.ExpectUnreachable(t, eps, storetest.UnreachableBound(2*time.Second), namesEndpoints, func() (store.Store, error) {
+	storetest.ExpectUnreachable(t, eps, storetest.UnreachableBound(2*time.Second), storetest.NamesFirstEndpoint, func() (store.Store, error) {
 		return Open(context.Background(), Config{Endpoints: eps, DialTimeout: 2 * time.Second})
 	})
 	if n := h1.OpenConns() + h2.OpenConns(); n != 0 {
@@ -45,11 +37,7 @@ func TestOpenUnreachableEnsemble(t *testing.T) {
 func TestCutAfterOpen(t *testing.T) {
 	eps := servers(t, envSingle)
 	storetest.NoLeaks(t)
-	fwd, err := leadershiptest.NewForwarder(eps[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fwd.Close() })
+	fwd := electiontest.Forwarder(t, eps[0])
 	s, err := Open(context.Background(), Config{Endpoints: []string{fwd.Addr()}, RequestTimeout: 300 * time.Millisecond, SessionTimeout: 4 * time.Second})
 	if err != nil {
 		t.Fatal(err)

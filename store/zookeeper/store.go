@@ -60,7 +60,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		if errors.Is(err, zk.ErrAuthFailed) || errors.Is(err, zk.ErrNoAuth) {
 			return nil, fmt.Errorf("zookeeper: open %s: %w", strings.Join(st.endpoints, ","), err)
 		}
-		return nil, &UnreachableError{Op: "open", Endpoints: st.endpoints, Err: err}
+		return nil, unreachable("open", st.endpoints, err)
 	}
 	s.tasks.Go(s.monitor)
 	return guard.Wrap(s, st.requestTimeout), nil
@@ -146,7 +146,7 @@ func (s *kv) fail(op string, err error) error {
 	case errors.Is(err, zk.ErrNoNode):
 		return store.ErrKeyNotFound
 	case isConnErr(err):
-		return &UnreachableError{Op: op, Endpoints: s.endpoints, Err: err}
+		return unreachable(op, s.endpoints, err)
 	default:
 		return fmt.Errorf("zookeeper: %s: %w", op, err)
 	}

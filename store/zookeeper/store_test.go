@@ -11,8 +11,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 // The engine's keys ("service/swarm/leader": no leading "/", parents
@@ -161,11 +161,7 @@ func TestKvtoolsDefects(t *testing.T) {
 func TestKvtoolsHung(t *testing.T) {
 	eps := servers(t, envSingle)
 	storetest.NoLeaks(t)
-	fwd, err := leadershiptest.NewForwarder(eps[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = fwd.Close() })
+	fwd := electiontest.Forwarder(t, eps[0])
 	raw := kvtoolsStore(t, []string{fwd.Addr()})
 	// The stuck calls end when a broken connection fails them.
 	storetest.WrapBoundsHungCalls(t, raw, Wrap(raw, time.Second), freshKey("hung"), fwd.Cut, fwd.Kill)

@@ -1,16 +1,15 @@
 package zookeeper
 
 import (
-	"context"
 	"os"
 	"testing"
 	"time"
 
-	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 	kvzk "github.com/kvtools/zookeeper"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 // runSuite runs valkeyrie's testsuite on kv under a fresh prefix; cleaner
@@ -30,15 +29,11 @@ func TestValkeyrieSuiteEnsemble(t *testing.T) {
 	runSuite(t, openOn(t, eps), openOn(t, eps), false)
 }
 
-// kvtoolsStore opens kvtools/zookeeper's store as valkeyrie.NewStore does.
+// kvtoolsStore opens kvtools/zookeeper's store as valkeyrie.NewStore does
+// (its session timeout is ConnectionTimeout).
 func kvtoolsStore(t testing.TB, endpoints []string) store.Store {
 	t.Helper()
-	s, err := valkeyrie.NewStore(context.Background(), kvzk.StoreName, endpoints, &kvzk.Config{ConnectionTimeout: 4 * time.Second})
-	if err != nil {
-		t.Fatalf("valkeyrie.NewStore(%q): %v", kvzk.StoreName, err)
-	}
-	t.Cleanup(func() { _ = s.Close() })
-	return s
+	return electiontest.OpenRaw(t, kvzk.StoreName, endpoints, &kvzk.Config{ConnectionTimeout: 4 * time.Second})
 }
 
 // The testsuite on Wrap(kvtools store). Failures here are kvtools defects

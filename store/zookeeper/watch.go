@@ -8,7 +8,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/store/internal/ctxutil"
+	"github.com/leadership-go/leadership/store/internal/watch"
 )
 
 // replacedSince reports whether a call on c failed because the store
@@ -19,7 +19,7 @@ func (s *kv) replacedSince(c *client, err error) bool {
 
 // merge returns a context that ends with ctx or with the store.
 func (s *kv) merge(ctx context.Context) (context.Context, context.CancelFunc) {
-	return ctxutil.Joined(ctx, s.ctx)
+	return watch.Joined(ctx, s.ctx)
 }
 
 // Watch sends the pair at key first (an empty pair, only Key set, when the
@@ -69,7 +69,7 @@ func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-cha
 				pair.LastIndex = 0
 				if first || exists {
 					exists = false
-					if !ctxutil.Send(wctx, ch, pair) {
+					if !watch.Send(wctx, ch, pair) {
 						return
 					}
 				}
@@ -81,7 +81,7 @@ func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-cha
 				pair.Value, pair.LastIndex = nonNil(data), uint64(stat.Version)
 				if first || !exists || stat.Mzxid != mzxid {
 					exists, mzxid = true, stat.Mzxid
-					if !ctxutil.Send(wctx, ch, pair) {
+					if !watch.Send(wctx, ch, pair) {
 						return
 					}
 				}
@@ -150,7 +150,7 @@ func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptio
 				}
 				pairs = append(pairs, &store.KVPair{Key: keyOf(p + "/" + child), Value: nonNil(data), LastIndex: uint64(stat.Version)})
 			}
-			if !ctxutil.Send(wctx, ch, pairs) {
+			if !watch.Send(wctx, ch, pairs) {
 				return
 			}
 			select {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 // Dialer opens a store of the adapter under test on endpoints, with the
@@ -16,6 +18,14 @@ type Dialer func(ctx context.Context, endpoints []string, dial time.Duration) (s
 // Namer reports whether err is the adapter's *UnreachableError naming
 // endpoints.
 type Namer func(err error, endpoints []string) bool
+
+// NamesFirstEndpoint is the Namer of an adapter whose
+// *adapter.UnreachableError names as many endpoints as were tried, the
+// first of them first.
+func NamesFirstEndpoint(err error, endpoints []string) bool {
+	var ue *adapter.UnreachableError
+	return errors.As(err, &ue) && len(ue.Endpoints) == len(endpoints) && ue.Endpoints[0] == endpoints[0]
+}
 
 // Unreachable says how an adapter's Open reports servers it cannot reach.
 type Unreachable struct {

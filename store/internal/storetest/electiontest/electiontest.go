@@ -21,16 +21,46 @@ import (
 // OpenFunc opens a client of a store on endpoints.
 type OpenFunc func(ctx context.Context, endpoints []string) (store.Store, error)
 
+// OpenBudget is the dial timeout an adapter's conformance suite may give
+// its clients: the open may take as long as the harness' context allows
+// (30s), since a loaded machine or a cluster still settling after another
+// test can take longer than the adapters' default 5s to answer a first
+// request.
+const OpenBudget = 30 * time.Second
+
+// Opener is the OpenFunc that opens an adapter's store with open, on the
+// Config that config makes of the endpoints.
+func Opener[C any](open func(context.Context, C) (store.Store, error), config func(endpoints []string) C) OpenFunc {
+	return func(ctx context.Context, endpoints []string) (store.Store, error) {
+		return open(ctx, config(endpoints))
+	}
+}
+
 // Network returns the leadershiptest.Network named backend of the test
-// servers at endpoints. Its Server is server (the name scripts/servers.sh
-// knows it by), so that StoreRestart stops and starts it, only when
-// storetest.RestartAllowed.
+// servers at endpoints. Only when storetest.RestartAllowed and server is
+// not "" does it get Stop and Start: scripts/servers.sh stops server (the
+// name the script knows it by) and wipes its data, the harder case of a
+// restart, and starts it again, empty (PostgreSQL: a new cluster and
+// database).
 func Network(backend, server string, endpoints []string, open OpenFunc) *leadershiptest.Network {
 	n := &leadershiptest.Network{BackendName: backend, Endpoints: endpoints, Open: open}
-	if storetest.RestartAllowed() {
-		n.Server = server
+	if storetest.RestartAllowed() && server != "" {
+		n.Stop = func(t *testing.T) { storetest.ServersScript(t, "stop", "--wipe", server) }
+		n.Start = func(t *testing.T) { storetest.ServersScript(t, "start", server) }
 	}
 	return n
+}
+
+// Forwarder returns a leadershiptest.Forwarder to target, closed at the
+// end of the test.
+func Forwarder(t testing.TB, target string) *leadershiptest.Forwarder {
+	t.Helper()
+	fwd, err := leadershiptest.NewForwarder(target)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = fwd.Close() })
+	return fwd
 }
 
 // RunClusterFailover runs leadershiptest.RunFailover on n, a network of

@@ -33,7 +33,7 @@ func TestNetwork(t *testing.T) {
 	if n.Name() != "b" || len(n.Endpoints) != 1 || n.Endpoints[0] != "h:1" || n.Open == nil {
 		t.Fatalf("Network = %+v", n)
 	}
-	if want := map[bool]string{true: "srv", false: ""}[storetest.RestartAllowed()]; n.Server != want {
-		t.Fatalf("Server = %q with RestartAllowed %v", n.Server, storetest.RestartAllowed())
+	if restarts := n.Stop != nil && n.Start != nil; restarts != storetest.RestartAllowed() {
+		t.Fatalf("Stop and Start set: %v with RestartAllowed %v", restarts, storetest.RestartAllowed())
 	}
 }

@@ -1,13 +1,9 @@
-package ctxutil
+package watch
 
 import (
 	"context"
 	"testing"
-
-	"go.uber.org/goleak"
 )
-
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestSend(t *testing.T) {
 	ch := make(chan int, 1)

@@ -1,6 +1,4 @@
-// Package ctxutil holds the two context helpers the watch code of several
-// backends shares.
-package ctxutil
+package watch
 
 import "context"
 

@@ -1,4 +1,4 @@
-package check
+package adapter
 
 import (
 	"testing"

@@ -1,6 +1,4 @@
-// Package check holds the checks that the backends' Config types share:
-// endpoint addresses, and timeouts that take a default when zero.
-package check
+package adapter
 
 import (
 	"errors"
@@ -50,4 +48,31 @@ func Timeouts(ts ...Timeout) (field, reason string) {
 		}
 	}
 	return "", ""
+}
+
+// CheckEndpoints returns a *ConfigError for field "Endpoints", matching
+// invalid, unless eps holds at least one endpoint, at most most (0: any
+// number; tooMany then says why no more), each a host:port address.
+func CheckEndpoints(invalid error, eps []string, most int, tooMany string) error {
+	if len(eps) == 0 {
+		return &ConfigError{Invalid: invalid, Field: "Endpoints", Reason: "no endpoint given"}
+	}
+	if most > 0 && len(eps) > most {
+		return &ConfigError{Invalid: invalid, Field: "Endpoints", Reason: fmt.Sprintf("%d endpoints: %s", len(eps), tooMany)}
+	}
+	for _, ep := range eps {
+		if err := Endpoint(ep); err != nil {
+			return &ConfigError{Invalid: invalid, Field: "Endpoints", Value: ep, Reason: "want host:port", Err: err}
+		}
+	}
+	return nil
+}
+
+// CheckTimeouts is Timeouts, with a *ConfigError matching invalid for a
+// negative timeout.
+func CheckTimeouts(invalid error, ts ...Timeout) error {
+	if field, reason := Timeouts(ts...); field != "" {
+		return &ConfigError{Invalid: invalid, Field: field, Reason: reason}
+	}
+	return nil
 }

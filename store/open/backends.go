@@ -1,0 +1,51 @@
+package open
+
+import (
+	"context"
+
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// backend is one kind of store that Spec.Open can reach: the URL schemes
+// that name it and how to open it. Each network backend is defined in a
+// file of its own, compiled unless the build tag leadership_no_NAME is
+// set; with the tag, a file NAME_off.go defines it without open, so that
+// its adapter, and every client library that adapter imports, is not
+// linked.
+type backend struct {
+	name    string   // as in the build tag: etcd, consul, zookeeper, redis, postgres
+	schemes []string // the URL schemes that name it, lower case
+	// open connects to the store s names, reading its parameters from p;
+	// nil when this build leaves the backend out.
+	open func(s *Spec, ctx context.Context, p *params) (store.Store, error)
+}
+
+// backends lists every backend this package knows, built in or not, in the
+// order Schemes shows them.
+var backends = []*backend{&memoryBackend, &etcdBackend, &consulBackend, &zookeeperBackend, &redisBackend, &postgresBackend}
+
+// tag is the build tag that leaves b out.
+func (b *backend) tag() string { return "leadership_no_" + b.name }
+
+// backendFor returns the backend a scheme names, or nil.
+func backendFor(scheme string) *backend {
+	for _, b := range backends {
+		for _, s := range b.schemes {
+			if s == scheme {
+				return b
+			}
+		}
+	}
+	return nil
+}
+
+// builtInSchemes returns the schemes of the backends of this build.
+func builtInSchemes() []string {
+	var out []string
+	for _, b := range backends {
+		if b.open != nil {
+			out = append(out, b.schemes...)
+		}
+	}
+	return out
+}

@@ -1,0 +1,36 @@
+//go:build !leadership_no_postgres
+
+package open
+
+import (
+	"context"
+	"strings"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/postgres"
+)
+
+// postgresBackend opens PostgreSQL through store/postgres: postgres://user:pass@h:5432/db?sslmode=disable[&table=NAME].
+// The build tag leadership_no_postgres leaves it out (see postgres_off.go).
+var postgresBackend = backend{name: "postgres", schemes: []string{"postgres", "postgresql"}, open: (*Spec).openPostgres}
+
+// openPostgres hands the URL to pgx as a DSN, less this library's own
+// parameters (table, channel).
+func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error) {
+	if len(s.Endpoints) == 0 {
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Reason: "no host given"}
+	}
+	cfg := postgres.Config{Table: s.Params.Get("table"), Channel: s.Params.Get("channel")}
+	q := s.Params
+	q.Del("table")
+	q.Del("channel")
+	dsn := s.raw
+	if i := strings.IndexByte(dsn, '?'); i >= 0 {
+		dsn = dsn[:i]
+	}
+	if enc := q.Encode(); enc != "" {
+		dsn += "?" + enc
+	}
+	cfg.DSN = dsn
+	return postgres.Open(ctx, cfg)
+}

@@ -1,0 +1,115 @@
+package postgres
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// warmConns is how many pool connections Open opens and runs warmBatch on
+// before it returns (fewer if Config.MaxConns is smaller): enough for a
+// read and a write at once beside the keeper.
+const warmConns = 2
+
+// warmBatch returns statements that prepare, on the connection that runs
+// them, what the calls of a handle use most (Get, AtomicPut, Delete, key
+// watches' fetches, the keeper's heartbeat), without changing any row:
+// the arrays are empty, the key "" never exists (keys are trimmed of "/"
+// and never empty) and nothing is owned by this handle yet. pgx caches a
+// statement the first time it runs on a connection, so the calls that
+// follow send theirs in one round trip.
+func (s *Store) warmBatch() *pgx.Batch {
+	b := &pgx.Batch{}
+	b.Queue(s.q.readMany, []string{})
+	b.Queue(s.q.casMany, []string{}, [][]byte{}, []int64{}, []*int64{}, []*string{})
+	b.Queue(s.q.createMany, []string{}, [][]byte{}, []*int64{}, []*string{})
+	b.Queue(s.q.del, "")
+	b.Queue(s.q.fetch, "", int64(0))
+	b.Queue(s.q.heartbeat, s.id)
+
+	return b
+}
+
+// warm opens the pool's first connections, prepares the hot statements on
+// each (warmBatch) and purges what expired while nobody watched, all within Open's
+// connect timeout, so that the first calls find connections ready.
+//
+// Without it the first calls of a new handle paid for what a PostgreSQL
+// connection costs once: a server process forked and authenticated, its
+// catalog caches filled, each statement parsed and planned before it runs.
+// On an idle machine that is a few milliseconds; on a loaded one it was
+// measured at 130-680ms for one Get, beyond a candidate's request timeout
+// (TTL/3, 667ms at a TTL of 2s), so that RunForElection on a new client
+// failed. The keeper's first purge, which ran as Open returned, made it
+// worse: it held the one open connection, so the first call had to open
+// another.
+func (s *Store) warm(ctx context.Context) error {
+	n := min(warmConns, int(s.pool.Config().MaxConns))
+
+	conns := make([]*pgxpool.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Release()
+		}
+	}()
+
+	// Held together, so that each Acquire opens a connection of its own.
+	for range n {
+		c, err := s.pool.Acquire(ctx)
+		if err != nil {
+			return err
+		}
+
+		conns = append(conns, c)
+	}
+
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs error
+	)
+
+	for _, c := range conns {
+		wg.Go(func() {
+			if err := c.SendBatch(ctx, s.warmBatch()).Close(); err != nil {
+				mu.Lock()
+				errs = err
+				mu.Unlock()
+			}
+		})
+	}
+
+	wg.Wait()
+
+	if errs != nil {
+		return errs
+	}
+
+	var (
+		purged int64
+		nextMs *int64
+	)
+
+	err := conns[0].QueryRow(ctx, s.q.purge).Scan(&purged, &nextMs)
+	s.purgeAt = s.nextPurge(err, nextMs)
+
+	return err
+}
+
+// nextPurge returns when to purge next after a purge that returned err
+// and the milliseconds to the earliest expiry left (nil: none).
+func (s *Store) nextPurge(err error, nextMs *int64) time.Time {
+	now := time.Now() // after the server's now(): never early
+
+	switch {
+	case err != nil:
+		return now.Add(purgeRetry)
+	case nextMs != nil:
+		return now.Add(min(time.Duration(*nextMs)*time.Millisecond, purgeSafety))
+	default:
+		return now.Add(purgeSafety)
+	}
+}
