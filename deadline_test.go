@@ -23,8 +23,8 @@ func TestDeadlineIsExact(t *testing.T) {
 			margin = 900 * time.Millisecond
 		)
 		name := fmt.Sprintf("exact-%d", storeSeq.Add(1))
-		ha, _ := memory.Open(name)
-		hb, _ := memory.Open(name)
+		ha, _ := memory.Open(context.Background(), memory.Config{Name: name})
+		hb, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		defer ha.Close()
 		defer hb.Close()
 		start := time.Now()
@@ -75,7 +75,7 @@ func TestDeadlineIsExact(t *testing.T) {
 // A reader that never reads does not delay the step-down either.
 func TestStepDownWithUnreadChannels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h, _ := memory.Open(fmt.Sprintf("unread-%d", storeSeq.Add(1)))
+		h, _ := memory.Open(context.Background(), memory.Config{Name: fmt.Sprintf("unread-%d", storeSeq.Add(1))})
 		defer h.Close()
 		a := NewCandidate(h, "unread", "a", 3*time.Second)
 		if _, _, err := a.RunForElection(); err != nil { // channels never read
@@ -104,7 +104,7 @@ func TestStopLeavesNothingRunning(t *testing.T) {
 	name := fmt.Sprintf("leaks-%d", storeSeq.Add(1))
 	var stops []func()
 	for i := range 3 {
-		h, _ := memory.Open(name)
+		h, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		defer h.Close()
 		c := NewCandidate(h, "leaks", string(rune('a'+i)), time.Second)
 		if _, _, err := c.RunForElection(); err != nil {
@@ -112,7 +112,7 @@ func TestStopLeavesNothingRunning(t *testing.T) {
 		}
 		stops = append(stops, c.Stop)
 	}
-	h, _ := memory.Open(name)
+	h, _ := memory.Open(context.Background(), memory.Config{Name: name})
 	defer h.Close()
 	f := NewFollower(h, "leaks")
 	if _, _, err := f.FollowElection(); err != nil {

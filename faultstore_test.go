@@ -36,7 +36,7 @@ type faultStore struct {
 
 func newFaultStore(t *testing.T, name string) *faultStore {
 	t.Helper()
-	h, err := memory.Open(name)
+	h, err := memory.Open(context.Background(), memory.Config{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}

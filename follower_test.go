@@ -1,6 +1,7 @@
 package leadership
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -68,9 +69,9 @@ func TestFollowerDropsVanishedLeaderWithinTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := fmt.Sprintf("vanish-%d", storeSeq.Add(1))
-		hd, _ := memory.Open(name)
-		hf, _ := memory.Open(name)
-		ha, _ := memory.Open(name)
+		hd, _ := memory.Open(context.Background(), memory.Config{Name: name})
+		hf, _ := memory.Open(context.Background(), memory.Config{Name: name})
+		ha, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		defer hf.Close()
 		defer ha.Close()
 		dead := NewCandidate(hd, "vanish", "dead", ttl)

@@ -35,7 +35,7 @@ func newCluster(t *testing.T) *cluster {
 // handle opens a new client of the cluster, closed when the test ends.
 func (c *cluster) handle() *memory.Store {
 	c.t.Helper()
-	h, err := memory.Open(c.name)
+	h, err := memory.Open(context.Background(), memory.Config{Name: c.name})
 	if err != nil {
 		c.t.Fatalf("open memory store: %v", err)
 	}

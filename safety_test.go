@@ -28,7 +28,7 @@ func TestIdenticalRewriteDoesNotLivelock(t *testing.T) {
 		b := NewCandidate(hb, "k", "b", ttl)
 		runCandidate(t, b)
 
-		other, _ := memory.Open(name)
+		other, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		defer other.Close()
 		for range 5 {
 			time.Sleep(ttl / 2)
@@ -75,7 +75,7 @@ func TestRestoreOfLeadersOwnTermStepsDown(t *testing.T) {
 		b := NewCandidate(hb, "k", "b", ttl, WithPollInterval(100*time.Millisecond))
 		runCandidate(t, b)
 
-		other, _ := memory.Open(name)
+		other, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		defer other.Close()
 		at := func(d time.Duration) { time.Sleep(time.Until(span.began.Add(d))) }
 		at(ttl / 6)
@@ -419,7 +419,7 @@ func TestFollowerNamesNoOneFromRecordRestoredAfterLoss(t *testing.T) {
 		if got := <-leaders; got != "a" {
 			t.Fatalf("first value %q", got)
 		}
-		other, _ := memory.Open(name)
+		other, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		defer other.Close()
 		time.Sleep(ttl / 6)
 		backup, err := other.Get(context.Background(), "k", nil)

@@ -322,8 +322,8 @@ func newSimRun(t *testing.T, seed uint64) *simRun {
 	}
 	r.actRate = 0.3 + 1.2*r.rng.Float64()
 	r.check = newSimChecker(r, r.plan.maxWatchDelay)
-	r.raw, _ = memory.Open(r.name)
-	r.adminH, _ = memory.Open(r.name)
+	r.raw, _ = memory.Open(context.Background(), memory.Config{Name: r.name})
+	r.adminH, _ = memory.Open(context.Background(), memory.Config{Name: r.name})
 	aw := &simWitness{label: "admin", kind: kindAdmin, started: r.t0}
 	r.admin = newSimStore(r, r.adminH, aw, r.nextStream())
 	r.logf("seed %d: %d candidates (TTLs %v), %d followers (request timeout %v), watch slack %v, intensity %.2f, actions %.2f/TTL",
@@ -551,7 +551,7 @@ func (r *simRun) endOutage() {
 // start creates the slot's next incarnation on a new connection.
 func (r *simRun) start(s *simSlot) {
 	s.count++
-	h, err := memory.Open(r.name)
+	h, err := memory.Open(context.Background(), memory.Config{Name: r.name})
 	if err != nil {
 		r.t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package leadershiptest_test
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -24,7 +25,7 @@ func (b memoryBackend) Name() string { return "memory" }
 func (b memoryBackend) TTL() time.Duration { return time.Second }
 
 func (b memoryBackend) Client(t *testing.T) *leadershiptest.Client {
-	h, err := memory.Open(b.name)
+	h, err := memory.Open(context.Background(), memory.Config{Name: b.name})
 	if err != nil {
 		t.Fatalf("open memory store %q: %v", b.name, err)
 	}

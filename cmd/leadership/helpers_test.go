@@ -427,7 +427,7 @@ func linesWith(s, sub string) []string {
 // the test.
 func openHandle(t *testing.T, name string) *memory.Store {
 	t.Helper()
-	h, err := memory.Open(name)
+	h, err := memory.Open(context.Background(), memory.Config{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -101,7 +101,7 @@ type testCandidate struct {
 // startCandidate starts a candidate named name on the memory store.
 func startCandidate(t *testing.T, storeName, key, name string, ttl time.Duration) *testCandidate {
 	t.Helper()
-	h, err := memory.Open(storeName)
+	h, err := memory.Open(context.Background(), memory.Config{Name: storeName})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,8 +22,8 @@
 //	pair, err := kv.Get(ctx, "service/leader", nil)
 //	events, err := kv.Watch(ctx, "service/leader", nil)
 //
-// Go callers may use Open("cluster-a") instead, which returns the concrete
-// *Store (New returns the same type behind the interface).
+// Go callers may use Open(ctx, Config{Name: "cluster-a"}) instead, which
+// returns the concrete *Store (New returns the same type behind the interface).
 //
 // # Semantics
 //
@@ -44,7 +44,7 @@
 //
 // Tests can simulate failures:
 //
-//	h, _ := memory.Open("cluster-a")
+//	h, _ := memory.Open(ctx, memory.Config{Name: "cluster-a"})
 //	h.Disconnect()                  // network partition of one handle
 //	h.Reconnect()                   // partition healed
 //	memory.StopServer("cluster-a")  // the whole backend is down

@@ -54,7 +54,7 @@ func Example() {
 func ExampleStore_Disconnect() {
 	ctx := context.Background()
 
-	s, _ := memory.Open("example-partition")
+	s, _ := memory.Open(context.Background(), memory.Config{Name: "example-partition"})
 	defer s.Close()
 
 	s.Disconnect()

@@ -19,9 +19,14 @@ const DefaultLockTTL = 15 * time.Second
 // rounded up to it.
 const minTTL = time.Millisecond
 
-// Config is the configuration accepted by New. It holds no settings today;
-// passing nil is equivalent to passing &Config{}.
-type Config struct{}
+// Config is the configuration of Open, and of New (which may be given nil,
+// the same as &Config{}).
+type Config struct {
+	// Name names the backend: handles opened with the same name in this
+	// process share one backend. Open needs it; New takes the name from
+	// endpoints[0] and uses Name only when endpoints is empty.
+	Name string
+}
 
 func init() {
 	valkeyrie.Register(StoreName, New)
@@ -52,32 +57,36 @@ func backendFor(name string) *backend {
 // backend: handles opened with the same name share one backend. options must
 // be nil or a *Config. The returned value is a *Store.
 func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (store.Store, error) {
+	var cfg Config
 	if options != nil {
-		if _, ok := options.(*Config); !ok {
+		c, ok := options.(*Config)
+		if !ok {
 			return nil, &store.InvalidConfigurationError{Store: StoreName, Config: options}
 		}
+		if c != nil {
+			cfg = *c
+		}
 	}
-
-	if err := ctx.Err(); err != nil {
-		return nil, err
+	if len(endpoints) > 0 {
+		cfg.Name = endpoints[0]
 	}
-
-	if len(endpoints) == 0 {
-		return nil, ErrNoName
-	}
-
-	s, err := Open(endpoints[0])
+	s, err := Open(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-
 	return s, nil
 }
 
-// Open returns a new handle on the backend called name, creating the backend
-// if it does not exist yet. Opening succeeds even while the backend is
-// stopped (see StopServer); calls then fail until it is started again.
-func Open(name string) (*Store, error) {
+// Open returns a new handle on the backend cfg.Name, creating the backend if
+// it does not exist yet: the shape of every adapter's Open. Opening
+// succeeds even while the backend is stopped (see StopServer); calls then
+// fail until it is started again. It fails with ErrNoName for an empty
+// name, and with ctx's error if ctx is already done.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	name := cfg.Name
 	if name == "" {
 		return nil, ErrNoName
 	}

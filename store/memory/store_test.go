@@ -45,7 +45,7 @@ func TestNewErrors(t *testing.T) {
 		})
 	}
 
-	_, err := Open("")
+	_, err := Open(context.Background(), Config{Name: ""})
 	assert.ErrorIs(t, err, ErrNoName)
 
 	kv, err := New(ctx, []string{freshName(t)}, &Config{})

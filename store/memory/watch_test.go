@@ -123,7 +123,7 @@ func TestWatchDoesNotLeakWithoutReader(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 
 	ctx, cancel := context.WithCancel(context.Background())
-	s, err := Open(freshName(t))
+	s, err := Open(context.Background(), Config{Name: freshName(t)})
 	require.NoError(t, err)
 
 	_, err = s.Watch(ctx, "k", nil)

@@ -23,5 +23,5 @@ func (s *Spec) openMemory(_ context.Context, p *params) (store.Store, error) {
 	if err := p.done(); err != nil {
 		return nil, err
 	}
-	return nonNil(memory.Open(name))
+	return nonNil(memory.Open(context.Background(), memory.Config{Name: name}))
 }

@@ -108,7 +108,7 @@ func (d *demo) start() error {
 	if err := d.startNodeServers(); err != nil {
 		return err
 	}
-	h, err := memory.Open(d.store)
+	h, err := memory.Open(context.Background(), memory.Config{Name: d.store})
 	if err != nil {
 		return fmt.Errorf("open the embedded store: %w", err)
 	}
@@ -131,7 +131,7 @@ func (d *demo) start() error {
 		return err
 	}
 	for _, n := range d.nodes {
-		if n.handle, err = memory.Open(d.store); err != nil {
+		if n.handle, err = memory.Open(context.Background(), memory.Config{Name: d.store}); err != nil {
 			return fmt.Errorf("open the embedded store for %s: %w", n.name, err)
 		}
 		n.cand = leadership.NewCandidate(n.handle, d.cfg.Key, n.addr, d.cfg.TTL)
