@@ -193,6 +193,28 @@ func leadsSoon(t *testing.T, c *Candidate, floor uint64, within time.Duration) T
 	return Term{}
 }
 
+// leaderA runs candidate "a" on key "k" of h until the test ends, and
+// waits (in bubble time) until it leads its first term.
+func leaderA(t *testing.T, h *faultStore, ttl time.Duration) (*Candidate, Term) {
+	t.Helper()
+	a := NewCandidate(h, "k", "a", ttl)
+	runCandidate(t, a)
+	return a, leadsSoon(t, a, 0, time.Second)
+}
+
+// runFollower follows key "k" of h until the test ends, and returns the
+// follower and its leader channel.
+func runFollower(t *testing.T, h *faultStore) (*Follower, <-chan string) {
+	t.Helper()
+	f := NewFollower(h, "k")
+	leaders, _, err := f.FollowElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.Stop)
+	return f, leaders
+}
+
 // runCandidate starts c and stops it when the test ends.
 func runCandidate(t *testing.T, c *Candidate) {
 	t.Helper()

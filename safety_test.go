@@ -21,9 +21,7 @@ func TestIdenticalRewriteDoesNotLivelock(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("rewrite")
 		ha, hb := newFaultStore(t, name), newFaultStore(t, name)
-		a := NewCandidate(ha, "k", "a", ttl)
-		runCandidate(t, a)
-		term := leadsSoon(t, a, 0, time.Second)
+		a, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
 		b := NewCandidate(hb, "k", "b", ttl)
 		runCandidate(t, b)
@@ -67,9 +65,7 @@ func TestRestoreOfLeadersOwnTermStepsDown(t *testing.T) {
 		name := simName("restore-own")
 		ha, hb := newFaultStore(t, name), newFaultStore(t, name)
 		ha.watchDelay.Store(int64(ttl)) // a learns of the restore by its renewal
-		a := NewCandidate(ha, "k", "a", ttl)
-		runCandidate(t, a)
-		term := leadsSoon(t, a, 0, time.Second)
+		_, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
 		// b reads often, so it sees the restore well before a does.
 		b := NewCandidate(hb, "k", "b", ttl, WithPollInterval(100*time.Millisecond))
@@ -107,16 +103,9 @@ func TestLateWatchEventDoesNotUndoDataLoss(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("late-event")
 		ha, hb, hf := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
-		a := NewCandidate(ha, "k", "a", ttl)
-		runCandidate(t, a)
-		leadsSoon(t, a, 0, time.Second)
+		a, _ := leaderA(t, ha, ttl)
 		hf.watchDelay.Store(int64(1500 * time.Millisecond))
-		f := NewFollower(hf, "k")
-		leaders, _, err := f.FollowElection()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Stop()
+		_, leaders := runFollower(t, hf)
 		if got := <-leaders; got != "a" {
 			t.Fatalf("first value %q", got)
 		}
@@ -142,15 +131,8 @@ func TestFollowerExpiryDoesNotWaitForHungRead(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("hung-read")
 		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
-		a := NewCandidate(ha, "k", "a", ttl)
-		runCandidate(t, a)
-		leadsSoon(t, a, 0, time.Second)
-		f := NewFollower(hf, "k")
-		leaders, _, err := f.FollowElection()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Stop()
+		leaderA(t, ha, ttl)
+		_, leaders := runFollower(t, hf)
 		if got := <-leaders; got != "a" {
 			t.Fatalf("first value %q", got)
 		}
@@ -176,9 +158,7 @@ func TestFollowerIgnoresLateRenewalOfExpiredTerm(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("late-renewal")
 		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
-		a := NewCandidate(ha, "k", "a", ttl)
-		runCandidate(t, a)
-		term := leadsSoon(t, a, 0, time.Second)
+		a, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
 		f := NewFollower(hf, "k")
 		if _, _, err := f.FollowElection(); err != nil {
@@ -289,17 +269,10 @@ func TestJoinedWhileMissingSurvivesOlderGeneration(t *testing.T) {
 		if err := EndElection(context.Background(), ha, "k"); err != nil { // generation 1
 			t.Fatal(err)
 		}
-		a := NewCandidate(ha, "k", "a", ttl)
-		runCandidate(t, a)
-		term := leadsSoon(t, a, 0, time.Second)
+		a, term := leaderA(t, ha, ttl)
 		ha.Disconnect() // so that f and c join while the key is missing
 		memory.LoseData(name)
-		f := NewFollower(hf, "k")
-		leaders, _, err := f.FollowElection()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Stop()
+		f, leaders := runFollower(t, hf)
 		c := NewCandidate(hc, "k", "c", ttl, WithStartupWait(ttl))
 		runCandidate(t, c)
 		if got := <-leaders; got != "" {
@@ -326,9 +299,7 @@ func TestStartupWaitAfterDataLoss(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("missing-wait")
 		ha, hb := newFaultStore(t, name), newFaultStore(t, name)
-		a := NewCandidate(ha, "k", "a", ttl)
-		runCandidate(t, a)
-		term := leadsSoon(t, a, 0, time.Second)
+		_, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
 		time.Sleep(ttl / 3) // a renews now
 		synctest.Wait()
@@ -356,20 +327,13 @@ func TestFollowerDatesEventBacklogFromBeforeSlowRead(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("event-backlog")
 		ha, hb, hf := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
-		a := NewCandidate(ha, "k", "a", ttl)
-		runCandidate(t, a)
-		leadsSoon(t, a, 0, time.Second)
+		a, _ := leaderA(t, ha, ttl)
 		b := NewCandidate(hb, "k", "b", ttl)
 		runCandidate(t, b)
 		time.Sleep(ttl / 6)
 		// The follower's watch runs, so it polls every 3 poll intervals
 		// (3s): its next read is sent 3s from now.
-		f := NewFollower(hf, "k")
-		leaders, _, err := f.FollowElection()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Stop()
+		_, leaders := runFollower(t, hf)
 		if got := <-leaders; got != "a" {
 			t.Fatalf("first value %q", got)
 		}
@@ -406,16 +370,9 @@ func TestFollowerNamesNoOneFromRecordRestoredAfterLoss(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("restore-after-loss")
 		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
-		a := NewCandidate(ha, "k", "a", ttl)
-		runCandidate(t, a)
-		term := leadsSoon(t, a, 0, time.Second)
+		_, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
-		f := NewFollower(hf, "k")
-		leaders, _, err := f.FollowElection()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer f.Stop()
+		_, leaders := runFollower(t, hf)
 		if got := <-leaders; got != "a" {
 			t.Fatalf("first value %q", got)
 		}
