@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/internal/workpool"
 )
 
 // resignHoldoff is the library's default WithResignHoldoff for ttl.
@@ -611,23 +612,7 @@ func testManyElections(e *env) {
 	for i := range cands {
 		cands[i] = leadership.NewCandidate(cl.Store, fmt.Sprintf("%s/%d", e.key, i), fmt.Sprintf("node-%d", i), e.ttl)
 	}
-	workers := min(32, n)
-	parallel := func(f func(i int)) {
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for range workers {
-			wg.Go(func() {
-				for i := range next {
-					f(i)
-				}
-			})
-		}
-		for i := range n {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-	}
+	parallel := func(f func(i int)) { workpool.Each(n, 32, f) }
 	stopAll := func() { parallel(func(i int) { cands[i].Stop() }) }
 	e.t.Cleanup(stopAll)
 

@@ -20,6 +20,7 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/internal/workpool"
 )
 
 // Many describes a run of Many.Run: N elections on one store handle, each
@@ -194,23 +195,7 @@ func (m Many) Run(t testing.TB, kv store.Store, prefix string) ManyResult {
 	if workers <= 0 {
 		workers = 32
 	}
-	workers = min(workers, n)
-	parallel := func(f func(i int)) {
-		var wg sync.WaitGroup
-		next := make(chan int)
-		for range workers {
-			wg.Go(func() {
-				for i := range next {
-					f(i)
-				}
-			})
-		}
-		for i := range n {
-			next <- i
-		}
-		close(next)
-		wg.Wait()
-	}
+	parallel := func(f func(i int)) { workpool.Each(n, workers, f) }
 	// allAtOnce calls f(i) for every i, each in its own goroutine, and
 	// waits for them up to m.Wait. It returns how many calls had not
 	// returned, and the longest call that did.
