@@ -335,22 +335,6 @@ etcd_member_is_leader() { # CLIENT_PORT -> true when that member leads raft
 	[[ $(awk -F', ' '{print $5}' <<<"$line") == true ]]
 }
 
-etcd_leader_index() {
-	local i deadline
-	deadline=$(( $(date +%s) + LEADER_TIMEOUT ))
-	while :; do
-		for ((i = 1; i <= 3; i++)); do
-			member_pid etcd-cluster "$i" >/dev/null || continue
-			if etcd_member_is_leader "${ETCD_CLUSTER_CLIENT[i - 1]}"; then
-				echo "$i"
-				return 0
-			fi
-		done
-		(( $(date +%s) < deadline )) || return 1
-		sleep 0.1
-	done
-}
-
 # -------------------------------------------------------------- zookeeper --
 
 zk_write_cfg() { # NAME INDEX CLIENT_PORT [ensemble]
@@ -447,13 +431,24 @@ zk_ensemble_connect() {
 	echo "$s"
 }
 
-zk_leader_index() {
-	local i deadline
+zk_member_is_leader() { # CLIENT_PORT -> true when that node leads the ensemble
+	zk_4lw "$1" srvr 2>/dev/null | grep -qx 'Mode: leader'
+}
+
+# -------------------------------------------------------- cluster leaders --
+
+leader_index() { # etcd-cluster|zookeeper-ensemble -> INDEX of the member that leads
+	local name=$1 is_leader ports i deadline
+	case $name in
+	etcd-cluster) is_leader=etcd_member_is_leader ports=("${ETCD_CLUSTER_CLIENT[@]}") ;;
+	zookeeper-ensemble) is_leader=zk_member_is_leader ports=("${ZK_ENS_CLIENT[@]}") ;;
+	*) return 1 ;;
+	esac
 	deadline=$(( $(date +%s) + LEADER_TIMEOUT ))
 	while :; do
-		for ((i = 1; i <= 3; i++)); do
-			member_pid zookeeper-ensemble "$i" >/dev/null || continue
-			if zk_4lw "${ZK_ENS_CLIENT[i - 1]}" srvr 2>/dev/null | grep -qx 'Mode: leader'; then
+		for ((i = 1; i <= ${#ports[@]}; i++)); do
+			member_pid "$name" "$i" >/dev/null || continue
+			if "$is_leader" "${ports[i - 1]}"; then
 				echo "$i"
 				return 0
 			fi
@@ -711,8 +706,7 @@ cmd_kill() { # NAME [INDEX|leader]
 	n=$(members "$name")
 	if [[ $idx == leader ]]; then
 		case $name in
-		etcd-cluster) idx=$(etcd_leader_index) || die "no etcd-cluster leader found" ;;
-		zookeeper-ensemble) idx=$(zk_leader_index) || die "no zookeeper-ensemble leader found" ;;
+		etcd-cluster | zookeeper-ensemble) idx=$(leader_index "$name") || die "no $name leader found" ;;
 		*) idx=1 ;;
 		esac
 	fi
@@ -751,12 +745,9 @@ cmd_status() {
 }
 
 cmd_leader() { # etcd-cluster|zookeeper-ensemble -> "INDEX PID"
-	local idx
-	if [[ $1 == etcd-cluster ]]; then
-		idx=$(etcd_leader_index) || die "no etcd-cluster member reports leadership"
-	else
-		idx=$(zk_leader_index) || die "no zookeeper-ensemble node reports Mode: leader"
-	fi
+	local idx none="no etcd-cluster member reports leadership"
+	[[ $1 == etcd-cluster ]] || none="no zookeeper-ensemble node reports Mode: leader"
+	idx=$(leader_index "$1") || die "$none"
 	echo "$idx $(member_pid "$1" "$idx")"
 }
 
