@@ -177,13 +177,17 @@ func (e *env) candidate(cl *client, name string, opts ...leadership.Option) *can
 	c := leadership.NewCandidate(cl.Store, e.key, name, e.ttl, opts...)
 	var el <-chan bool
 	var errs <-chan error
-	err := e.startRetrying(func() (err error) {
+	e.mustStart("RunForElection "+name, func() (err error) {
 		el, errs, err = c.RunForElection()
 		return err
 	})
-	if err != nil {
-		e.t.Fatalf("RunForElection %s: %v", name, err)
-	}
+	return e.recorded(c, name, cl, el, errs)
+}
+
+// recorded records the channels of c, a started candidate named name on cl
+// (nil for a client the suite does not keep), and stops c when the subtest
+// ends.
+func (e *env) recorded(c *leadership.Candidate, name string, cl *client, el <-chan bool, errs <-chan error) *cand {
 	r := &cand{Candidate: c, name: name, cl: cl, elected: collect(el), errs: collect(errs)}
 	e.t.Cleanup(func() {
 		c.Stop()
@@ -205,6 +209,15 @@ func (e *env) startRetrying(start func() error) error {
 		err = start()
 	}
 	return err
+}
+
+// mustStart calls start as startRetrying does, and fails the test if it
+// does not succeed; what names the call in the message.
+func (e *env) mustStart(what string, start func() error) {
+	e.t.Helper()
+	if err := e.startRetrying(start); err != nil {
+		e.t.Fatalf("%s: %v", what, err)
+	}
 }
 
 // candidates starts n candidates, each on its own client.
@@ -231,13 +244,10 @@ func (e *env) follower(cl *client) *fol {
 	f := leadership.NewFollower(cl.Store, e.key)
 	var leaders <-chan string
 	var errs <-chan error
-	err := e.startRetrying(func() (err error) {
+	e.mustStart("FollowElection", func() (err error) {
 		leaders, errs, err = f.FollowElection()
 		return err
 	})
-	if err != nil {
-		e.t.Fatalf("FollowElection: %v", err)
-	}
 	r := &fol{Follower: f, leaders: collect(leaders), errs: collect(errs), obs: collect(f.Observations())}
 	e.t.Cleanup(func() {
 		f.Stop()

@@ -20,6 +20,18 @@ func resignHoldoff(ttl time.Duration) time.Duration {
 func isStoreErr(err error) bool { return errors.Is(err, leadership.ErrStore) }
 func isEnded(err error) bool    { return errors.Is(err, leadership.ErrElectionEnded) }
 
+// watchedLeader starts the exclusion sampler on cs and a follower, waits
+// for a leader among cs and for the follower to name it, and returns the
+// sampler, the follower, the leader and its term.
+func (e *env) watchedLeader(cs []*cand) (*exclusion, *fol, *cand, leadership.Term) {
+	e.t.Helper()
+	x := e.exclusion(cs)
+	f := e.follower(e.client())
+	l, term := e.leader(cs)
+	f.leaders.find(e.t, e.wait, 0, "follower names the leader", func(s string) bool { return s == l.name })
+	return x, f, l, term
+}
+
 // expectLeadOnly checks that only l's elected stream ever said true.
 func expectLeadOnly(e *env, cs []*cand, l *cand) {
 	e.t.Helper()
@@ -120,10 +132,7 @@ func testFirstElection(e *env) {
 
 func testResignHandsOver(e *env) {
 	cs := e.candidates(3)
-	x := e.exclusion(cs)
-	f := e.follower(e.client())
-	l, term := e.leader(cs)
-	f.leaders.find(e.t, e.wait, 0, "follower names the leader", func(s string) bool { return s == l.name })
+	x, f, l, term := e.watchedLeader(cs)
 	for round := range 3 {
 		// Let the candidates that resigned in earlier rounds end their
 		// holdoff, so that every waiting candidate competes.
@@ -155,10 +164,7 @@ func testResignHandsOver(e *env) {
 
 func testStopHandsOver(e *env) {
 	cs := e.candidates(3)
-	x := e.exclusion(cs)
-	f := e.follower(e.client())
-	l, term := e.leader(cs)
-	f.leaders.find(e.t, e.wait, 0, "follower names the leader", func(s string) bool { return s == l.name })
+	x, f, l, term := e.watchedLeader(cs)
 	live := cs
 	for round := range 2 {
 		from := f.leaders.len()
@@ -246,10 +252,7 @@ func testCutLeader(e *env) {
 	for i, cl := range cls {
 		cs = append(cs, e.candidate(cl, fmt.Sprintf("node-%d", i)))
 	}
-	x := e.exclusion(cs)
-	f := e.follower(e.client())
-	l, term := e.leader(cs)
-	f.leaders.find(e.t, e.wait, 0, "follower names the leader", func(s string) bool { return s == l.name })
+	x, f, l, term := e.watchedLeader(cs)
 	end := watchTermEnd(term)
 	healed := false
 	e.t.Cleanup(func() {
@@ -312,10 +315,7 @@ func testStoreRestart(e *env) {
 		e.t.Skipf("backend %s cannot restart its server (no Restarter)", e.s.b.Name())
 	}
 	cs := e.candidates(2)
-	x := e.exclusion(cs)
-	f := e.follower(e.client())
-	l, term := e.leader(cs)
-	f.leaders.find(e.t, e.wait, 0, "follower names the leader", func(s string) bool { return s == l.name })
+	x, f, _, term := e.watchedLeader(cs)
 	marks := make([]int, len(cs))
 	for i, c := range cs {
 		marks[i] = c.errs.len()
@@ -410,12 +410,7 @@ func testStopWhileWaiting(e *env) {
 	if err != nil {
 		e.t.Fatalf("RunForElectionContext: %v", err)
 	}
-	c := &cand{Candidate: cc, name: "cancelled", elected: collect(el), errs: collect(errs)}
-	e.t.Cleanup(func() {
-		cc.Stop()
-		<-c.elected.done
-		<-c.errs.done
-	})
+	c := e.recorded(cc, "cancelled", nil, el, errs)
 	e.eventually("the second waiter knows the leader", func() bool { return c.Leader() == l.name })
 	start = time.Now()
 	cancel()
