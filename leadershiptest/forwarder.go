@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"net"
+	"slices"
 	"sync"
 	"time"
 )
@@ -118,10 +120,7 @@ func (f *Forwarder) Heal() {
 // Forwarder). The forwarder keeps listening.
 func (f *Forwarder) Kill() {
 	f.mu.Lock()
-	links := make([]*link, 0, len(f.links))
-	for l := range f.links {
-		links = append(links, l)
-	}
+	links := slices.Collect(maps.Keys(f.links))
 	f.mu.Unlock()
 	for _, l := range links {
 		f.kill(l, false)

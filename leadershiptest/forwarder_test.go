@@ -115,7 +115,7 @@ func dial(t *testing.T, addr string) net.Conn {
 	return c
 }
 
-// readN reads exactly len(want) bytes within d and compares them.
+// expectRead reads exactly len(want) bytes within d and compares them.
 func expectRead(t *testing.T, c net.Conn, want string, d time.Duration) {
 	t.Helper()
 	_ = c.SetReadDeadline(time.Now().Add(d))
@@ -162,6 +162,16 @@ func write(t *testing.T, c net.Conn, msg string) {
 	if _, err := c.Write([]byte(msg)); err != nil {
 		t.Fatalf("write %q: %v", msg, err)
 	}
+}
+
+// echoed dials addr, checks that msg comes back within 5s, and returns the
+// connection.
+func echoed(t *testing.T, addr, msg string) net.Conn {
+	t.Helper()
+	c := dial(t, addr)
+	write(t, c, msg)
+	expectRead(t, c, msg, 5*time.Second)
+	return c
 }
 
 func waitCond(t *testing.T, what string, cond func() bool) {
@@ -222,9 +232,7 @@ func TestForwarderPasses(t *testing.T) {
 func TestForwarderCutAndHeal(t *testing.T) {
 	s := newEchoServer(t)
 	f := newTestForwarder(t, s.addr())
-	old := dial(t, f.Addr())
-	write(t, old, "one")
-	expectRead(t, old, "one", 5*time.Second)
+	old := echoed(t, f.Addr(), "one")
 
 	f.Cut()
 	f.Cut() // idempotent
@@ -264,17 +272,13 @@ func TestForwarderCutAndHeal(t *testing.T) {
 	// The connection made during the cut is connected now.
 	expectRead(t, fresh, "three", 5*time.Second)
 	// And a new one works.
-	c := dial(t, f.Addr())
-	write(t, c, "four")
-	expectRead(t, c, "four", 5*time.Second)
+	echoed(t, f.Addr(), "four")
 }
 
 func TestForwarderCloseDuringCut(t *testing.T) {
 	s := newEchoServer(t)
 	f := newTestForwarder(t, s.addr())
-	c := dial(t, f.Addr())
-	write(t, c, "x")
-	expectRead(t, c, "x", 5*time.Second)
+	c := echoed(t, f.Addr(), "x")
 	f.Cut()
 	_ = c.Close()
 	time.Sleep(quiet)
@@ -288,11 +292,7 @@ func TestForwarderCloseDuringCut(t *testing.T) {
 func TestForwarderKill(t *testing.T) {
 	s := newEchoServer(t)
 	f := newTestForwarder(t, s.addr())
-	a, b := dial(t, f.Addr()), dial(t, f.Addr())
-	write(t, a, "a")
-	expectRead(t, a, "a", 5*time.Second)
-	write(t, b, "b")
-	expectRead(t, b, "b", 5*time.Second)
+	a, b := echoed(t, f.Addr(), "a"), echoed(t, f.Addr(), "b")
 	waitCond(t, "server sees both connections", func() bool { return s.openConns() == 2 })
 
 	f.Kill()
@@ -301,9 +301,7 @@ func TestForwarderKill(t *testing.T) {
 	// The server's side is closed too.
 	waitCond(t, "server sees the connections end", func() bool { return s.openConns() == 0 })
 	// The forwarder keeps serving.
-	c := dial(t, f.Addr())
-	write(t, c, "c")
-	expectRead(t, c, "c", 5*time.Second)
+	c := echoed(t, f.Addr(), "c")
 
 	// Kill during a cut keeps the cut; the heal then serves new connections.
 	f.Cut()
@@ -327,9 +325,7 @@ func TestForwarderClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	addr := f.Addr()
-	a := dial(t, addr)
-	write(t, a, "a")
-	expectRead(t, a, "a", 5*time.Second)
+	a := echoed(t, addr, "a")
 	f.Cut()
 	cut := dial(t, addr) // waiting for the heal when Close comes
 	waitCond(t, "forwarder holds both connections", func() bool { return f.conns() == 2 })
