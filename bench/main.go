@@ -322,17 +322,10 @@ func run(args []string) int {
 // module (a failure of the bench or the library), and those only in
 // third-party client libraries (which the bench cannot stop).
 func leftovers() (ours, theirs map[string]int) {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
+	var stacks strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&stacks, 2) // as runtime.Stack(buf, true) with a large enough buf
 	ours, theirs = map[string]int{}, map[string]int{}
-	for i, g := range strings.Split(string(buf), "\n\n") {
+	for i, g := range strings.Split(stacks.String(), "\n\n") {
 		lines := strings.Split(strings.TrimSpace(g), "\n")
 		if i == 0 || len(lines) < 2 || strings.Contains(g, "os/signal.") {
 			continue // this goroutine, or signal handling
@@ -425,18 +418,12 @@ func measure(ctx context.Context, cfg *config) *report {
 		progress("%s: handoff, %d rounds", be.name, cfg.rounds)
 		h, err := runHandoff(ctx, be, cfg)
 		r.Handoff = h
-		if err != nil {
-			r.Errors = append(r.Errors, "handoff: "+err.Error())
-			progress("%s: handoff error: %v", be.name, err)
-		}
+		r.fail("handoff", err)
 		if cfg.crashRounds > 0 && ctx.Err() == nil {
 			progress("%s: crash takeover, %d rounds", be.name, cfg.crashRounds)
 			c, err := runCrash(ctx, be, cfg)
 			r.Crash = c
-			if err != nil {
-				r.Errors = append(r.Errors, "crash: "+err.Error())
-				progress("%s: crash error: %v", be.name, err)
-			}
+			r.fail("crash", err)
 		}
 		if be == cfg.election {
 			runElectionRow()
@@ -453,6 +440,15 @@ func measure(ctx context.Context, cfg *config) *report {
 	rep.Finished = time.Now()
 	evaluate(cfg, rep)
 	return rep
+}
+
+// fail records err, unless it is nil, as the error of the part what of r's
+// run: in r.Errors and on a progress line.
+func (r *backendResult) fail(what string, err error) {
+	if err != nil {
+		r.Errors = append(r.Errors, what+": "+err.Error())
+		progress("%s: %s error: %v", r.Name, what, err)
+	}
 }
 
 // probe opens a backend once and closes it.
@@ -496,8 +492,7 @@ func measureIdle(ctx context.Context, cfg *config, live []*backend, results map[
 			r, err := startIdle(ctx, be, cfg, ttl)
 			items = append(items, item{be, long, r})
 			if err != nil {
-				results[be].Errors = append(results[be].Errors, fmt.Sprintf("idle TTL %v: %v", ttl, err))
-				progress("%s: idle TTL %v error: %v", be.name, ttl, err)
+				results[be].fail(fmt.Sprintf("idle TTL %v", ttl), err)
 				items[len(items)-1].run = nil
 				_ = r.g.teardown()
 			}
