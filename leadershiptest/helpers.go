@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"testing"
@@ -478,15 +478,12 @@ func goroutineIDs() map[string]bool {
 	return ids
 }
 
+// allStacks returns the stack of every goroutine, as runtime.Stack(buf,
+// true) writes them, one string each.
 func allStacks() []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			return strings.Split(string(buf[:n]), "\n\n")
-		}
-		buf = make([]byte, 2*len(buf))
-	}
+	var b strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&b, 2)
+	return strings.Split(b.String(), "\n\n")
 }
 
 func goroutineID(stack string) string {
