@@ -24,6 +24,8 @@ const (
 	maxSenders = 8
 )
 
+var batchLimits = batch.Limits{MaxCalls: maxBatchOps, MaxBytes: maxBatchBytes, MaxSenders: maxSenders}
+
 // batcher runs single-key operations of one kind, Gets or compare-and-
 // swaps, as Consul transactions: alone when the store is idle, and when
 // calls come faster than transactions return, the calls waiting meanwhile
@@ -47,14 +49,7 @@ type batcher struct {
 // compare-and-swaps.
 func newBatcher(s *kv, consistent bool) *batcher {
 	b := &batcher{s: s, consistent: consistent}
-	b.q = batch.Queue[*batchCall, batchResult]{
-		MaxCalls:   maxBatchOps,
-		MaxBytes:   maxBatchBytes,
-		MaxSenders: maxSenders,
-		Distinct:   true,
-		Ended:      func(err error) batchResult { return batchResult{err: err} },
-		Run:        b.run,
-	}
+	b.q = batch.Queue[*batchCall, batchResult]{Limits: batchLimits, Distinct: true, Ended: failed, Run: b.run}
 	return b
 }
 
@@ -71,6 +66,9 @@ type batchResult struct {
 	failed []*api.TxnError
 	err    error
 }
+
+// failed is the result of a call that failed with err.
+func failed(err error) batchResult { return batchResult{err: err} }
 
 // do runs op within ctx. The result may come after ctx ended only as
 // ctx's error; the operation may still run (a write's outcome is then

@@ -24,6 +24,8 @@ const (
 	maxSenders = 2
 )
 
+var batchLimits = batch.Limits{MaxCalls: maxBatchCalls, MaxBytes: maxBatchBytes, MaxSenders: maxSenders}
+
 // batcher runs calls of one kind (single-key reads, compare-and-swaps,
 // creates) as single statements over arrays: alone when the handle is
 // idle, and when calls come faster than statements return, the calls
@@ -52,14 +54,7 @@ type batcher struct {
 // distinct: a batch holds at most one call per key.
 func newBatcher(s *Store, distinct bool, run func(ctx context.Context, conn *pgxpool.Conn, batch []*batchCall) (map[string]batchResult, error)) *batcher {
 	b := &batcher{s: s, run: run}
-	b.q = batch.Queue[*batchCall, batchResult]{
-		MaxCalls:   maxBatchCalls,
-		MaxBytes:   maxBatchBytes,
-		MaxSenders: maxSenders,
-		Distinct:   distinct,
-		Ended:      func(err error) batchResult { return batchResult{err: err} },
-		Run:        b.runBatch,
-	}
+	b.q = batch.Queue[*batchCall, batchResult]{Limits: batchLimits, Distinct: distinct, Ended: failed, Run: b.runBatch}
 
 	return b
 }
@@ -89,6 +84,9 @@ type batchResult struct {
 	snap  string // reads: the snapshot of the read
 	err   error
 }
+
+// failed is the result of a call that failed with err.
+func failed(err error) batchResult { return batchResult{err: err} }
 
 // batchable reports whether key can go in a batch: a key the server
 // rejects (invalid UTF-8, NUL) would fail every call of its batch, so it

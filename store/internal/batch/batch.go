@@ -33,14 +33,19 @@ type Caller[R any] interface {
 	call() *Call[R]
 }
 
-// Queue holds the calls waiting for a batch, and counts the senders
-// taking them out.
-type Queue[C Caller[R], R any] struct {
+// Limits bound the batches of a Queue.
+type Limits struct {
 	// MaxCalls and MaxBytes bound a batch: at most MaxCalls calls, whose
 	// Sizes add up to at most MaxBytes unless a call is alone.
 	MaxCalls, MaxBytes int
 	// MaxSenders is how many batches run at once.
 	MaxSenders int
+}
+
+// Queue holds the calls waiting for a batch, and counts the senders
+// taking them out.
+type Queue[C Caller[R], R any] struct {
+	Limits
 	// Distinct: a batch holds at most one call per key (another call on a
 	// key already in the batch waits for the next one).
 	Distinct bool
