@@ -11,27 +11,19 @@ import (
 	"github.com/leadership-go/leadership/store/internal/batch"
 )
 
-const (
-	// maxBatchOps and maxBatchBytes bound a transaction made of concurrent
-	// calls (older Consul versions take up to 64 operations, recent ones
-	// 128, and a body of txn_max_req_len, 512KB by default).
-	maxBatchOps   = 64
-	maxBatchBytes = 256 << 10
-
-	// maxSenders is how many transactions of one kind a store runs at
-	// once. A call finding them all busy waits for the next one, which
-	// takes every call waiting by then.
-	maxSenders = 8
-)
-
-var batchLimits = batch.Limits{MaxCalls: maxBatchOps, MaxBytes: maxBatchBytes, MaxSenders: maxSenders}
+// batchLimits bound the transactions made of concurrent calls: older
+// Consul versions take up to 64 operations, recent ones 128, and a body of
+// txn_max_req_len, 512KB by default. At most 8 transactions of one kind
+// run at once; a call finding them all busy waits for the next one, which
+// takes every call waiting by then.
+var batchLimits = batch.Limits{MaxCalls: 64, MaxBytes: 256 << 10, MaxSenders: 8}
 
 // batcher runs single-key operations of one kind, Gets or compare-and-
 // swaps, as Consul transactions: alone when the store is idle, and when
 // calls come faster than transactions return, the calls waiting meanwhile
-// together, up to maxBatchOps in one transaction. Under load (thousands of
+// together, up to 64 operations in one transaction. Under load (thousands of
 // elections renewing on one store) this divides the HTTP requests, the
-// agent's work and the connections needed by up to maxBatchOps; idle, it
+// agent's work and the connections needed by up to 64; idle, it
 // adds nothing but the transaction's encoding.
 //
 // A transaction is all or nothing: when some of its operations fail (a

@@ -12,24 +12,16 @@ import (
 	"github.com/leadership-go/leadership/store/internal/batch"
 )
 
-const (
-	// maxBatchCalls and maxBatchBytes bound one statement made of
-	// concurrent calls.
-	maxBatchCalls = 256
-	maxBatchBytes = 1 << 20
-
-	// maxSenders is how many statements of one kind a handle runs at once.
-	// A call finding them all busy waits for the next one, which takes
-	// every call waiting by then (up to maxBatchCalls).
-	maxSenders = 2
-)
-
-var batchLimits = batch.Limits{MaxCalls: maxBatchCalls, MaxBytes: maxBatchBytes, MaxSenders: maxSenders}
+// batchLimits bound the statements made of concurrent calls: 256 calls,
+// 1MB. At most 2 statements of one kind run on a handle at once; a call
+// finding them both busy waits for the next one, which takes every call
+// waiting by then (up to 256).
+var batchLimits = batch.Limits{MaxCalls: 256, MaxBytes: 1 << 20, MaxSenders: 2}
 
 // batcher runs calls of one kind (single-key reads, compare-and-swaps,
 // creates) as single statements over arrays: alone when the handle is
 // idle, and when calls come faster than statements return, the calls
-// waiting meanwhile together, up to maxBatchCalls in one statement.
+// waiting meanwhile together, up to 256 in one statement.
 //
 // Under load this is what keeps reads within their deadlines: a thousand
 // elections on one handle renew every TTL/3, and with one statement per
