@@ -93,9 +93,5 @@ func (c Config) resolve() (settings, error) {
 	if c.TLS != nil {
 		st.scheme, st.tls = "https", c.TLS.Clone()
 	}
-	err := adapter.CheckTimeouts(ErrInvalidConfig,
-		adapter.Timeout{Field: "DialTimeout", Value: &st.dialTimeout, Default: DefaultDialTimeout},
-		adapter.Timeout{Field: "RequestTimeout", Value: &st.requestTimeout, Default: DefaultRequestTimeout},
-	)
-	return st, err
+	return st, adapter.CheckDialRequest(ErrInvalidConfig, &st.dialTimeout, &st.requestTimeout, DefaultDialTimeout, DefaultRequestTimeout)
 }

@@ -59,7 +59,7 @@ type kv struct {
 
 	// reads and staleReads run Gets (consistent and default mode),
 	// writes AtomicPut's compare-and-swaps, batched under load.
-	reads, staleReads, writes batcher
+	reads, staleReads, writes *batcher
 	unbatchedGets             atomic.Bool // the agent is older than Consul 1.14
 
 	ctx     context.Context // ends at Close: stops watches
@@ -131,9 +131,9 @@ func newKV(st settings) (*kv, error) {
 		locks:          map[*lock]struct{}{},
 	}
 	s.hub.init(s)
-	s.reads = batcher{s: s, consistent: true}
-	s.staleReads = batcher{s: s}
-	s.writes = batcher{s: s}
+	s.reads = newBatcher(s, true)
+	s.staleReads = newBatcher(s, false)
+	s.writes = newBatcher(s, false)
 	return s, nil
 }
 
@@ -283,9 +283,9 @@ const kvGetOrEmpty api.KVOp = "get-or-empty"
 // alone.
 func (s *kv) get(ctx context.Context, key string, consistent bool) (*api.KVPair, error) {
 	if !s.unbatchedGets.Load() {
-		b := &s.staleReads
+		b := s.staleReads
 		if consistent {
-			b = &s.reads
+			b = s.reads
 		}
 		r := b.do(ctx, &api.KVTxnOp{Verb: kvGetOrEmpty, Key: key})
 		switch {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/kvtools/etcdv3"
@@ -64,10 +62,7 @@ func (cfg Config) validate() (Config, error) {
 	if (cfg.Username == "") != (cfg.Password == "") {
 		return cfg, invalid("Username", "Username and Password go together (etcd authenticates with both; for certificate authentication use TLS)")
 	}
-	if err := adapter.CheckTimeouts(ErrInvalidConfig,
-		adapter.Timeout{Field: "DialTimeout", Value: &cfg.DialTimeout, Default: DefaultDialTimeout},
-		adapter.Timeout{Field: "RequestTimeout", Value: &cfg.RequestTimeout, Default: DefaultRequestTimeout},
-	); err != nil {
+	if err := adapter.CheckDialRequest(ErrInvalidConfig, &cfg.DialTimeout, &cfg.RequestTimeout, DefaultDialTimeout, DefaultRequestTimeout); err != nil {
 		return cfg, err
 	}
 	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
@@ -92,10 +87,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(cfg.DialTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
+	deadline := adapter.OpenDeadline(ctx, cfg.DialTimeout)
 	kcfg := &etcdv3.Config{
 		// The client's dial timeout also bounds the authentication that
 		// etcdv3.New runs when Username is set; without it that call
@@ -128,11 +120,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 
 // openError classifies a failure of Open.
 func openError(ctx context.Context, endpoints []string, err error) error {
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return ctx.Err()
-	}
-	if errors.Is(err, store.ErrNotReachable) || errors.Is(err, context.DeadlineExceeded) {
-		return unreachable(endpoints, err)
-	}
-	return fmt.Errorf("etcd: open %s: %w", strings.Join(endpoints, ","), err)
+	return adapter.OpenError(ctx, "etcd", endpoints, err, func(err error) bool {
+		return errors.Is(err, store.ErrNotReachable) || errors.Is(err, context.DeadlineExceeded)
+	})
 }

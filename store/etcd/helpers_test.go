@@ -9,6 +9,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 // Environment variables naming the test servers (see scripts/README.md).
@@ -40,6 +41,12 @@ func serverConfig(t *testing.T) Config {
 	t.Helper()
 	return Config{Endpoints: endpointsFrom(t, envSingle)}
 }
+
+// openEndpoints opens a client with the defaults, except that the open may
+// take electiontest.OpenBudget (the conformance suite's opener).
+var openEndpoints = electiontest.Opener(Open, func(endpoints []string) Config {
+	return Config{Endpoints: endpoints, DialTimeout: electiontest.OpenBudget}
+})
 
 // openClient opens one client, as a separate process would, and closes it
 // at cleanup.

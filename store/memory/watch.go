@@ -132,24 +132,12 @@ func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-
 	}
 	set[w] = struct{}{}
 
-	out := make(chan *store.KVPair)
-
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer close(out)
-
-		w.q.Deliver(ctx, s.closedCh, out)
-
-		b.mu.Lock()
+	return deliver(ctx, s, w.q, func() {
 		delete(set, w)
 		if len(set) == 0 {
 			delete(b.keyWatches, k)
 		}
-		b.mu.Unlock()
-	}()
-
-	return out, nil
+	}), nil
 }
 
 // WatchTree returns a channel that first receives the current children of
@@ -167,19 +155,26 @@ func (s *Store) WatchTree(ctx context.Context, directory string, _ *store.ReadOp
 	w.q.Push(b.list(w.dir))
 	b.treeWatches[w] = struct{}{}
 
-	out := make(chan []*store.KVPair)
+	return deliver(ctx, s, w.q, func() { delete(b.treeWatches, w) }), nil
+}
+
+// deliver returns the channel of a watch of s whose events wait in q: a
+// goroutine of s delivers them until ctx is done or s is closed, then
+// closes the channel and, with the backend's lock held, calls unregister.
+func deliver[T any](ctx context.Context, s *Store, q *watch.Queue[T], unregister func()) <-chan T {
+	out := make(chan T)
 
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(out)
 
-		w.q.Deliver(ctx, s.closedCh, out)
+		q.Deliver(ctx, s.closedCh, out)
 
-		b.mu.Lock()
-		delete(b.treeWatches, w)
-		b.mu.Unlock()
+		s.b.mu.Lock()
+		unregister()
+		s.b.mu.Unlock()
 	}()
 
-	return out, nil
+	return out
 }

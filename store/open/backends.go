@@ -49,3 +49,13 @@ func builtInSchemes() []string {
 	}
 	return out
 }
+
+// openOnce opens cfg with open, an adapter's Open, once every parameter of
+// p was read (p.done: an unknown parameter, or one the backend could not
+// read, is an error before any network activity).
+func openOnce[C any](ctx context.Context, p *params, open func(context.Context, C) (store.Store, error), cfg C) (store.Store, error) {
+	if err := p.done(); err != nil {
+		return nil, err
+	}
+	return open(ctx, cfg)
+}

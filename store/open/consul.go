@@ -25,10 +25,6 @@ func (s *Spec) openConsul(ctx context.Context, p *params) (store.Store, error) {
 			token = s.Password // consul://anything:TOKEN@host
 		}
 	}
-	cfg := consul.Config{Endpoints: eps, Token: token, TLS: tlsConfig(p),
-		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	return consul.Open(ctx, cfg)
+	return openOnce(ctx, p, consul.Open, consul.Config{Endpoints: eps, Token: token, TLS: tlsConfig(p),
+		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")})
 }

@@ -18,10 +18,6 @@ func (s *Spec) openEtcd(ctx context.Context, p *params) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := etcd.Config{Endpoints: eps, Username: s.Username, Password: s.Password, TLS: tlsConfig(p),
-		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	return etcd.Open(ctx, cfg)
+	return openOnce(ctx, p, etcd.Open, etcd.Config{Endpoints: eps, Username: s.Username, Password: s.Password, TLS: tlsConfig(p),
+		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")})
 }

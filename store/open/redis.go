@@ -29,10 +29,6 @@ func (s *Spec) openRedis(ctx context.Context, p *params) (store.Store, error) {
 	if s.Scheme == "rediss" && tlsCfg == nil {
 		tlsCfg = defaultTLS()
 	}
-	cfg := redis.Config{Endpoints: eps, Username: s.Username, Password: s.Password, DB: db, TLS: tlsCfg,
-		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	return redis.Open(ctx, cfg)
+	return openOnce(ctx, p, redis.Open, redis.Config{Endpoints: eps, Username: s.Username, Password: s.Password, DB: db, TLS: tlsCfg,
+		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")})
 }

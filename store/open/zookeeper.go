@@ -21,11 +21,7 @@ func (s *Spec) openZooKeeper(ctx context.Context, p *params) (store.Store, error
 	if s.HasAuth && (s.Username == "" || s.Password == "") {
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "user", Value: s.Username, Reason: "digest auth needs user:password"}
 	}
-	cfg := zookeeper.Config{Endpoints: eps, Username: s.Username, Password: s.Password,
+	return openOnce(ctx, p, zookeeper.Open, zookeeper.Config{Endpoints: eps, Username: s.Username, Password: s.Password,
 		SessionTimeout: p.duration("session_timeout"),
-		DialTimeout:    p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	return zookeeper.Open(ctx, cfg)
+		DialTimeout:    p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")})
 }

@@ -3,30 +3,25 @@ package postgres
 import (
 	"context"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leadership-go/leadership/store/internal/batch"
 )
 
-const (
-	// maxBatchCalls and maxBatchBytes bound one statement made of
-	// concurrent calls.
-	maxBatchCalls = 256
-	maxBatchBytes = 1 << 20
-
-	// maxSenders is how many statements of one kind a handle runs at once.
-	// A call finding them all busy waits for the next one, which takes
-	// every call waiting by then (up to maxBatchCalls).
-	maxSenders = 2
-)
+// batchLimits bound the statements made of concurrent calls: 256 calls,
+// 1MB. At most 2 statements of one kind run on a handle at once; a call
+// finding them both busy waits for the next one, which takes every call
+// waiting by then (up to 256).
+var batchLimits = batch.Limits{MaxCalls: 256, MaxBytes: 1 << 20, MaxSenders: 2}
 
 // batcher runs calls of one kind (single-key reads, compare-and-swaps,
 // creates) as single statements over arrays: alone when the handle is
 // idle, and when calls come faster than statements return, the calls
-// waiting meanwhile together, up to maxBatchCalls in one statement.
+// waiting meanwhile together, up to 256 in one statement.
 //
 // Under load this is what keeps reads within their deadlines: a thousand
 // elections on one handle renew every TTL/3, and with one statement per
@@ -44,23 +39,31 @@ const (
 type batcher struct {
 	s   *Store
 	run func(ctx context.Context, conn *pgxpool.Conn, batch []*batchCall) (map[string]batchResult, error)
-	// distinct: a batch holds at most one call per key.
-	distinct bool
-
-	mu      sync.Mutex
-	queue   []*batchCall
-	senders int
+	q   batch.Queue[*batchCall, batchResult]
 }
 
-// batchCall is one call: a key and, for a compare-and-swap, the new row.
+// newBatcher returns a batcher of s that runs its batches with run;
+// distinct: a batch holds at most one call per key.
+func newBatcher(s *Store, distinct bool, run func(ctx context.Context, conn *pgxpool.Conn, batch []*batchCall) (map[string]batchResult, error)) *batcher {
+	b := &batcher{s: s, run: run}
+	b.q = batch.Queue[*batchCall, batchResult]{Limits: batchLimits, Distinct: distinct, Ended: failed, Run: b.runBatch}
+
+	return b
+}
+
+// batchCall is one call: a key (in Call) and, for a compare-and-swap, the
+// new row.
 type batchCall struct {
-	ctx   context.Context
-	key   string
+	batch.Call[batchResult]
 	value []byte
 	prev  int64  // index the row must have
 	ttl   *int64 // milliseconds, nil for none
 	owner *string
-	done  chan batchResult // capacity 1
+}
+
+// newCall returns the call on key of ctx, with value for a write.
+func newCall(ctx context.Context, key string, value []byte) *batchCall {
+	return &batchCall{Call: batch.Call[batchResult]{Ctx: ctx, Key: key}, value: value}
 }
 
 // batchResult is a call's outcome: the row read, or the index written
@@ -74,6 +77,9 @@ type batchResult struct {
 	err   error
 }
 
+// failed is the result of a call that failed with err.
+func failed(err error) batchResult { return batchResult{err: err} }
+
 // batchable reports whether key can go in a batch: a key the server
 // rejects (invalid UTF-8, NUL) would fail every call of its batch, so it
 // runs alone.
@@ -81,106 +87,36 @@ func batchable(key string) bool {
 	return utf8.ValidString(key) && !strings.ContainsRune(key, 0)
 }
 
-// do runs c within c.ctx. After c.ctx ends it returns c.ctx's error at
+// do runs c within c.Ctx. After c.Ctx ends it returns c.Ctx's error at
 // once; the statement may still run (a write's outcome is then unknown,
 // as for any call cut short).
 func (b *batcher) do(c *batchCall) batchResult {
-	if err := c.ctx.Err(); err != nil {
+	if err := c.Ctx.Err(); err != nil {
 		return batchResult{err: err}
 	}
 
-	c.done = make(chan batchResult, 1)
+	c.Size = len(c.Key) + len(c.value) + 64
+	c.Done = make(chan batchResult, 1)
 
-	b.mu.Lock()
-	b.queue = append(b.queue, c)
-	if b.senders < maxSenders {
-		if !b.s.spawn(b.send) {
-			b.queue = b.queue[:len(b.queue)-1]
-			b.mu.Unlock()
-
-			return batchResult{err: ErrClosed}
-		}
-
-		b.senders++
-	}
-	b.mu.Unlock()
-
-	select {
-	case r := <-c.done:
-		return r
-	case <-c.ctx.Done():
-		select {
-		case r := <-c.done: // finished at the same moment: the result stands
-			return r
-		default:
-		}
-
-		return batchResult{err: c.ctx.Err()}
-	}
-}
-
-// send runs statements while calls are waiting.
-func (b *batcher) send() {
-	for {
-		b.mu.Lock()
-		batch := b.take()
-		if len(batch) == 0 {
-			b.senders--
-			b.mu.Unlock()
-
-			return
-		}
-		b.mu.Unlock()
-
-		b.runBatch(batch)
-	}
-}
-
-// take removes the next batch from the queue: calls whose context ended
-// are answered and dropped.
-func (b *batcher) take() []*batchCall {
-	var (
-		batch, rest []*batchCall
-		keys        = map[string]bool{}
-		size        int
-	)
-
-	for _, c := range b.queue {
-		if err := c.ctx.Err(); err != nil {
-			c.done <- batchResult{err: err}
-
-			continue
-		}
-
-		n := len(c.key) + len(c.value) + 64
-		if len(batch) == maxBatchCalls || (b.distinct && keys[c.key]) || (len(batch) > 0 && size+n > maxBatchBytes) {
-			rest = append(rest, c)
-
-			continue
-		}
-
-		keys[c.key] = true
-		size += n
-		batch = append(batch, c)
+	if !b.q.PushStart(c, b.s.spawn) {
+		return batchResult{err: ErrClosed}
 	}
 
-	b.queue = rest
-
-	return batch
+	return b.q.Wait(c)
 }
 
 // runBatch runs one statement and hands out its results. It acquires a
 // connection until the latest deadline of its calls, then runs as exec
 // does: not cancelled when callers give up (the others still want it, and
 // cancelling would cost the connection), within the connect timeout.
-func (b *batcher) runBatch(batch []*batchCall) {
+func (b *batcher) runBatch(calls []*batchCall) {
 	var (
 		latest time.Time
 		bound  = true
 	)
 
-	for _, c := range batch {
-		d, ok := c.ctx.Deadline()
+	for _, c := range calls {
+		d, ok := c.Ctx.Deadline()
 		if !ok {
 			bound = false
 
@@ -207,14 +143,14 @@ func (b *batcher) runBatch(batch []*batchCall) {
 		}
 		defer conn.Release()
 
-		if err := abandoned(batch); err != nil {
+		if err := abandoned(calls); err != nil {
 			return err // every caller gave up while it waited: send nothing
 		}
 
 		qctx, qcancel := context.WithTimeout(b.s.ctx, b.s.st.connectTimeout)
 		defer qcancel()
 
-		results, err = b.run(qctx, conn, batch)
+		results, err = b.run(qctx, conn, calls)
 
 		return err
 	}
@@ -224,20 +160,20 @@ func (b *batcher) runBatch(batch []*batchCall) {
 		err = attempt()
 	}
 
-	for _, c := range batch {
+	for _, c := range calls {
 		if err != nil {
-			c.done <- batchResult{err: err}
+			c.Done <- batchResult{err: err}
 		} else {
-			c.done <- results[c.key]
+			c.Done <- results[c.Key]
 		}
 	}
 }
 
-// abandoned returns an error if every call of batch has ended.
-func abandoned(batch []*batchCall) error {
+// abandoned returns an error if every call of calls has ended.
+func abandoned(calls []*batchCall) error {
 	var err error
-	for _, c := range batch {
-		if err = c.ctx.Err(); err == nil {
+	for _, c := range calls {
+		if err = c.Ctx.Err(); err == nil {
 			return nil
 		}
 	}
@@ -249,10 +185,10 @@ func abandoned(batch []*batchCall) error {
 // reads of key watches): one SELECT of every key asked, with the snapshot
 // it saw. The same key twice gets the same answer.
 func newReadBatcher(s *Store) *batcher {
-	return &batcher{s: s, run: func(ctx context.Context, conn *pgxpool.Conn, batch []*batchCall) (map[string]batchResult, error) {
-		keys := make([]string, len(batch))
-		for i, c := range batch {
-			keys[i] = c.key
+	return newBatcher(s, false, func(ctx context.Context, conn *pgxpool.Conn, calls []*batchCall) (map[string]batchResult, error) {
+		keys := make([]string, len(calls))
+		for i, c := range calls {
+			keys[i] = c.Key
 		}
 
 		rows, err := conn.Query(ctx, s.q.readMany, keys)
@@ -262,7 +198,7 @@ func newReadBatcher(s *Store) *batcher {
 		defer rows.Close()
 
 		var (
-			out  = make(map[string]batchResult, len(batch))
+			out  = make(map[string]batchResult, len(calls))
 			snap string
 		)
 
@@ -293,42 +229,42 @@ func newReadBatcher(s *Store) *batcher {
 		}
 
 		return out, nil
-	}}
+	})
 }
 
 // newCASBatcher returns the batcher of AtomicPut with a previous pair: one
 // UPDATE of every row whose index still matches.
 func newCASBatcher(s *Store) *batcher {
-	return &batcher{s: s, distinct: true, run: func(ctx context.Context, conn *pgxpool.Conn, batch []*batchCall) (map[string]batchResult, error) {
-		keys, values, ttls, owners := writeArrays(batch)
+	return newBatcher(s, true, func(ctx context.Context, conn *pgxpool.Conn, calls []*batchCall) (map[string]batchResult, error) {
+		keys, values, ttls, owners := writeArrays(calls)
 
-		prevs := make([]int64, len(batch))
-		for i, c := range batch {
+		prevs := make([]int64, len(calls))
+		for i, c := range calls {
 			prevs[i] = c.prev
 		}
 
 		return written(conn.Query(ctx, s.q.casMany, keys, values, prevs, ttls, owners))
-	}}
+	})
 }
 
 // newCreateBatcher returns the batcher of AtomicPut without a previous
 // pair: one INSERT of every key, which takes the keys absent or expired.
 func newCreateBatcher(s *Store) *batcher {
-	return &batcher{s: s, distinct: true, run: func(ctx context.Context, conn *pgxpool.Conn, batch []*batchCall) (map[string]batchResult, error) {
-		keys, values, ttls, owners := writeArrays(batch)
+	return newBatcher(s, true, func(ctx context.Context, conn *pgxpool.Conn, calls []*batchCall) (map[string]batchResult, error) {
+		keys, values, ttls, owners := writeArrays(calls)
 
 		return written(conn.Query(ctx, s.q.createMany, keys, values, ttls, owners))
-	}}
+	})
 }
 
-func writeArrays(batch []*batchCall) (keys []string, values [][]byte, ttls []*int64, owners []*string) {
-	keys = make([]string, len(batch))
-	values = make([][]byte, len(batch))
-	ttls = make([]*int64, len(batch))
-	owners = make([]*string, len(batch))
+func writeArrays(calls []*batchCall) (keys []string, values [][]byte, ttls []*int64, owners []*string) {
+	keys = make([]string, len(calls))
+	values = make([][]byte, len(calls))
+	ttls = make([]*int64, len(calls))
+	owners = make([]*string, len(calls))
 
-	for i, c := range batch {
-		keys[i], values[i], ttls[i], owners[i] = c.key, c.value, c.ttl, c.owner
+	for i, c := range calls {
+		keys[i], values[i], ttls[i], owners[i] = c.Key, c.value, c.ttl, c.owner
 	}
 
 	return keys, values, ttls, owners

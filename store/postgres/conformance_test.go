@@ -7,7 +7,6 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
@@ -16,9 +15,9 @@ func TestConformance(t *testing.T) {
 	if err != nil {
 		t.Fatalf("%s: %v", dsnEnv, err)
 	}
-	leadershiptest.Run(t, electiontest.Network("postgres", "postgres", []string{u.Host}, func(ctx context.Context, endpoints []string) (store.Store, error) {
+	electiontest.Conformance(t, "postgres", "postgres", []string{u.Host}, func(ctx context.Context, endpoints []string) (store.Store, error) {
 		via := *u
 		via.Host = endpoints[0] // through the client's own forwarder
 		return Open(ctx, Config{DSN: via.String(), Table: "leadershiptest_kv"})
-	}))
+	})
 }

@@ -125,7 +125,7 @@ func (s *Store) get(ctx context.Context, k string) (*store.KVPair, error) {
 // returns its pair (only Key set when it does not exist) and the snapshot
 // of the read, unparsed.
 func (s *Store) readBatched(ctx context.Context, k string) (*store.KVPair, string, error) {
-	r := s.reads.do(&batchCall{ctx: ctx, key: k})
+	r := s.reads.do(newCall(ctx, k, nil))
 	if r.err != nil {
 		return nil, "", r.err
 	}
@@ -349,7 +349,7 @@ func (s *Store) create(ctx context.Context, k string, value []byte, ttl time.Dur
 }
 
 func (s *Store) writeCall(ctx context.Context, k string, value []byte, ttl time.Duration, keep bool) *batchCall {
-	c := &batchCall{ctx: ctx, key: k, value: value}
+	c := newCall(ctx, k, value)
 	if ms, ok := ttlMillis(ttl).(int64); ok {
 		c.ttl = &ms
 	}

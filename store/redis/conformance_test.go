@@ -3,7 +3,6 @@ package redis
 import (
 	"testing"
 
-	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
@@ -11,5 +10,5 @@ import (
 // that an election survives a store that lost its data.
 func TestConformance(t *testing.T) {
 	open := electiontest.Opener(Open, func(endpoints []string) Config { return Config{Endpoints: endpoints} })
-	leadershiptest.Run(t, electiontest.Network("redis", "redis", serverConfig(t).Endpoints, open))
+	electiontest.Conformance(t, "redis", "redis", serverConfig(t).Endpoints, open)
 }

@@ -67,10 +67,7 @@ func (cfg Config) validate() (Config, error) {
 	if cfg.DB < 0 {
 		return cfg, invalid("DB", fmt.Sprintf("negative: %d", cfg.DB))
 	}
-	if err := adapter.CheckTimeouts(ErrInvalidConfig,
-		adapter.Timeout{Field: "DialTimeout", Value: &cfg.DialTimeout, Default: DefaultDialTimeout},
-		adapter.Timeout{Field: "RequestTimeout", Value: &cfg.RequestTimeout, Default: DefaultRequestTimeout},
-	); err != nil {
+	if err := adapter.CheckDialRequest(ErrInvalidConfig, &cfg.DialTimeout, &cfg.RequestTimeout, DefaultDialTimeout, DefaultRequestTimeout); err != nil {
 		return cfg, err
 	}
 	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
@@ -104,10 +101,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		return nil, err
 	}
 	ep := cfg.Endpoints[0]
-	deadline := time.Now().Add(cfg.DialTimeout)
-	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
-		deadline = d
-	}
+	deadline := adapter.OpenDeadline(ctx, cfg.DialTimeout)
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
@@ -197,11 +191,5 @@ func watchOptions(cfg Config) *goredis.Options {
 
 // openError classifies a failure of Open.
 func openError(ctx context.Context, ep string, err error) error {
-	if errors.Is(ctx.Err(), context.Canceled) {
-		return ctx.Err()
-	}
-	if unreachable(err) {
-		return &UnreachableError{Backend: "redis", Endpoints: []string{ep}, Err: err}
-	}
-	return fmt.Errorf("redis: open %s: %w", ep, err)
+	return adapter.OpenError(ctx, "redis", []string{ep}, err, unreachable)
 }

@@ -85,11 +85,10 @@ func (c Config) resolve() (settings, error) {
 	if c.Username == "" && c.Password != "" {
 		return st, invalid("Username", "Password without Username")
 	}
-	if err := adapter.CheckTimeouts(ErrInvalidConfig,
-		adapter.Timeout{Field: "SessionTimeout", Value: &st.sessionTimeout, Default: DefaultSessionTimeout},
-		adapter.Timeout{Field: "DialTimeout", Value: &st.dialTimeout, Default: DefaultDialTimeout},
-		adapter.Timeout{Field: "RequestTimeout", Value: &st.requestTimeout, Default: DefaultRequestTimeout},
-	); err != nil {
+	if err := adapter.CheckTimeouts(ErrInvalidConfig, adapter.Timeout{Field: "SessionTimeout", Value: &st.sessionTimeout, Default: DefaultSessionTimeout}); err != nil {
+		return st, err
+	}
+	if err := adapter.CheckDialRequest(ErrInvalidConfig, &st.dialTimeout, &st.requestTimeout, DefaultDialTimeout, DefaultRequestTimeout); err != nil {
 		return st, err
 	}
 	if st.sessionTimeout < time.Millisecond {

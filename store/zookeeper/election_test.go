@@ -17,6 +17,16 @@ func smoke(t *testing.T, eps []string, open func(t *testing.T) store.Store) {
 	electiontest.Smoke(t, key, open)
 }
 
+func TestConformance(t *testing.T) {
+	electiontest.Conformance(t, "zookeeper", "zookeeper", servers(t, envSingle), openEndpoints)
+}
+
+// Killing the node that leads ZooKeeper's own quorum must not make two
+// leaders, and the election must go on.
+func TestEnsembleQuorumLeaderKilled(t *testing.T) {
+	electiontest.RunClusterFailover(t, "zookeeper ensemble", servers(t, envEnsemble), openEndpoints, "zookeeper-ensemble")
+}
+
 // The library on the three-server ensemble, every client on all servers.
 // (TestConformance covers the single server; on the ensemble it only runs
 // the failover, which needs LEADERSHIP_RESTART_SERVERS.)

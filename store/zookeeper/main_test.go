@@ -10,6 +10,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 // Environment variables naming the test servers (see scripts/README.md).
@@ -36,6 +37,12 @@ func servers(t testing.TB, env string) []string {
 func testConfig(endpoints []string) Config {
 	return Config{Endpoints: endpoints, SessionTimeout: 4 * time.Second, DialTimeout: 5 * time.Second, RequestTimeout: 5 * time.Second}
 }
+
+// openEndpoints opens a client with the defaults, except that the open may
+// take electiontest.OpenBudget (the conformance suite's opener).
+var openEndpoints = electiontest.Opener(Open, func(endpoints []string) Config {
+	return Config{Endpoints: endpoints, DialTimeout: electiontest.OpenBudget}
+})
 
 // openOn opens a store on endpoints, closed at the end of the test. It is
 // the one place tests make a client: one call per simulated process.

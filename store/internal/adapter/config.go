@@ -76,3 +76,13 @@ func CheckTimeouts(invalid error, ts ...Timeout) error {
 	}
 	return nil
 }
+
+// CheckDialRequest is CheckTimeouts of the two timeouts every network
+// adapter's Config has, DialTimeout (dial, default defaultDial) and
+// RequestTimeout (request, default defaultRequest).
+func CheckDialRequest(invalid error, dial, request *time.Duration, defaultDial, defaultRequest time.Duration) error {
+	return CheckTimeouts(invalid,
+		Timeout{Field: "DialTimeout", Value: dial, Default: defaultDial},
+		Timeout{Field: "RequestTimeout", Value: request, Default: defaultRequest},
+	)
+}

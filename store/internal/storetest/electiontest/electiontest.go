@@ -63,17 +63,25 @@ func Forwarder(t testing.TB, target string) *leadershiptest.Forwarder {
 	return fwd
 }
 
-// RunClusterFailover runs leadershiptest.RunFailover on n, a network of
-// the members of the scripts/servers.sh group cluster: the failure kills
-// the member that leads the cluster's own consensus, the recovery starts
-// it again. Killing a member of the shared cluster needs
-// storetest.RestartAllowed; the test is skipped otherwise.
-func RunClusterFailover(t *testing.T, n *leadershiptest.Network, cluster string) {
+// Conformance runs leadershiptest's conformance suite (leadershiptest.Run)
+// on Network(backend, server, endpoints, open).
+func Conformance(t *testing.T, backend, server string, endpoints []string, open OpenFunc) {
+	t.Helper()
+	leadershiptest.Run(t, Network(backend, server, endpoints, open))
+}
+
+// RunClusterFailover runs leadershiptest.RunFailover on the network named
+// backend of endpoints, the members of the scripts/servers.sh group
+// cluster, opened with open: the failure kills the member that leads the
+// cluster's own consensus, the recovery starts it again. Killing a member
+// of the shared cluster needs storetest.RestartAllowed; the test is
+// skipped otherwise.
+func RunClusterFailover(t *testing.T, backend string, endpoints []string, open OpenFunc, cluster string) {
 	t.Helper()
 	if !storetest.RestartAllowed() {
 		t.Skipf("LEADERSHIP_RESTART_SERVERS is not 1: this test kills a member of the shared %s", cluster)
 	}
-	leadershiptest.RunFailover(t, n,
+	leadershiptest.RunFailover(t, Network(backend, "", endpoints, open),
 		func(t *testing.T) {
 			t.Logf("killed %s member: %s", cluster, storetest.ServersScript(t, "kill", cluster, "leader"))
 		},

@@ -1,0 +1,156 @@
+// Package batch is the queue behind the batched calls of store/consul (Gets
+// and compare-and-swaps as Consul transactions) and store/postgres (reads,
+// compare-and-swaps and creates as single statements over arrays): calls
+// of one kind wait in a Queue, and a few senders take them out in batches,
+// as many as fit, and run each batch as one request.
+//
+// Alone when the store is idle, a call goes in a batch of its own; when
+// calls come faster than requests return, those waiting meanwhile go
+// together in the next one.
+package batch
+
+import (
+	"context"
+	"sync"
+)
+
+// Call is what the queue needs of a call, embedded in each store's own
+// call type: its context, its key, what it adds to a batch's size, and the
+// channel its result is sent on (capacity 1, made by the store).
+type Call[R any] struct {
+	Ctx  context.Context
+	Key  string
+	Size int
+	Done chan R
+}
+
+// call returns c: through embedding, it gives the Queue the Call of a
+// store's call type.
+func (c *Call[R]) call() *Call[R] { return c }
+
+// Caller is a store's call type, which embeds a Call.
+type Caller[R any] interface {
+	call() *Call[R]
+}
+
+// Limits bound the batches of a Queue.
+type Limits struct {
+	// MaxCalls and MaxBytes bound a batch: at most MaxCalls calls, whose
+	// Sizes add up to at most MaxBytes unless a call is alone.
+	MaxCalls, MaxBytes int
+	// MaxSenders is how many batches run at once.
+	MaxSenders int
+}
+
+// Queue holds the calls waiting for a batch, and counts the senders
+// taking them out.
+type Queue[C Caller[R], R any] struct {
+	Limits
+	// Distinct: a batch holds at most one call per key (another call on a
+	// key already in the batch waits for the next one).
+	Distinct bool
+	// Ended is the result of a call whose context ended: its error.
+	Ended func(err error) R
+	// Run runs a batch and sends each call its result.
+	Run func(batch []C)
+
+	mu      sync.Mutex
+	queue   []C
+	senders int
+}
+
+// Push queues c and reports whether a sender must be started (its place is
+// then taken: the caller must start Send).
+func (q *Queue[C, R]) Push(c C) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.queue = append(q.queue, c)
+	if q.senders >= q.MaxSenders {
+		return false
+	}
+	q.senders++
+	return true
+}
+
+// PushStart queues c and, when fewer than MaxSenders run, starts one with
+// start (which runs Send in a goroutine). When start fails (the store is
+// closed), c is taken out again and PushStart returns false.
+func (q *Queue[C, R]) PushStart(c C, start func(send func()) bool) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.queue = append(q.queue, c)
+	if q.senders < q.MaxSenders {
+		if !start(q.Send) {
+			q.queue = q.queue[:len(q.queue)-1]
+			return false
+		}
+		q.senders++
+	}
+	return true
+}
+
+// Requeue puts calls back at the head of the queue: first in line for the
+// next batch.
+func (q *Queue[C, R]) Requeue(calls []C) {
+	q.mu.Lock()
+	q.queue = append(calls, q.queue...)
+	q.mu.Unlock()
+}
+
+// Wait returns c's result, or at once when c's context ends first, Ended
+// of its error (the call may still run: a write's outcome is then
+// unknown, as for any call cut short).
+func (q *Queue[C, R]) Wait(c C) R {
+	cc := c.call()
+	select {
+	case r := <-cc.Done:
+		return r
+	case <-cc.Ctx.Done():
+		select {
+		case r := <-cc.Done: // finished at the same moment: the result stands
+			return r
+		default:
+		}
+		return q.Ended(cc.Ctx.Err())
+	}
+}
+
+// Send runs batches while calls are waiting, and then gives up its place.
+func (q *Queue[C, R]) Send() {
+	for {
+		q.mu.Lock()
+		batch := q.take()
+		if len(batch) == 0 {
+			q.senders--
+			q.mu.Unlock()
+			return
+		}
+		q.mu.Unlock()
+		q.Run(batch)
+	}
+}
+
+// take removes the next batch from the queue: calls whose context ended
+// are answered (Ended) and dropped, and the others go in as the limits
+// allow, in order.
+func (q *Queue[C, R]) take() []C {
+	var batch, rest []C
+	keys := map[string]bool{}
+	size := 0
+	for _, c := range q.queue {
+		cc := c.call()
+		if err := cc.Ctx.Err(); err != nil {
+			cc.Done <- q.Ended(err)
+			continue
+		}
+		if len(batch) == q.MaxCalls || (q.Distinct && keys[cc.Key]) || (len(batch) > 0 && size+cc.Size > q.MaxBytes) {
+			rest = append(rest, c)
+			continue
+		}
+		keys[cc.Key] = true
+		size += cc.Size
+		batch = append(batch, c)
+	}
+	q.queue = rest
+	return batch
+}

@@ -1,0 +1,102 @@
+package batch
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+)
+
+type call struct {
+	Call[string]
+}
+
+func newTestCall(ctx context.Context, key string, size int) *call {
+	return &call{Call[string]{Ctx: ctx, Key: key, Size: size, Done: make(chan string, 1)}}
+}
+
+func TestBatches(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		batches [][]string
+	)
+	q := &Queue[*call, string]{
+		Limits:   Limits{MaxCalls: 2, MaxBytes: 10, MaxSenders: 1},
+		Distinct: true,
+		Ended:    func(err error) string { return "ended: " + err.Error() },
+	}
+	q.Run = func(calls []*call) {
+		var keys []string
+		for _, c := range calls {
+			keys = append(keys, c.Key)
+			c.Done <- "ran " + c.Key
+		}
+		mu.Lock()
+		batches = append(batches, keys)
+		mu.Unlock()
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx := context.Background()
+	calls := []*call{
+		newTestCall(ctx, "a", 1),
+		newTestCall(ended, "x", 1),
+		newTestCall(ctx, "a", 1), // same key: next batch
+		newTestCall(ctx, "b", 1),
+		newTestCall(ctx, "c", 1),  // a batch holds two
+		newTestCall(ctx, "d", 20), // too big but for a batch alone
+	}
+	for i, c := range calls {
+		if start := q.Push(c); start != (i == 0) {
+			t.Fatalf("Push %d: start %v", i, start)
+		}
+	}
+	q.Send()
+	want := [][]string{{"a", "b"}, {"a", "c"}, {"d"}}
+	if len(batches) != len(want) {
+		t.Fatalf("batches %v, want %v", batches, want)
+	}
+	for i := range want {
+		if len(batches[i]) != len(want[i]) || batches[i][0] != want[i][0] || batches[i][len(want[i])-1] != want[i][len(want[i])-1] {
+			t.Fatalf("batches %v, want %v", batches, want)
+		}
+	}
+	if r := q.Wait(calls[1]); r != "ended: context canceled" {
+		t.Fatalf("ended call: %q", r)
+	}
+	if r := q.Wait(calls[5]); r != "ran d" {
+		t.Fatalf("call d: %q", r)
+	}
+	if q.senders != 0 || len(q.queue) != 0 {
+		t.Fatalf("after Send: %d senders, %d queued", q.senders, len(q.queue))
+	}
+}
+
+func TestPushStartClosed(t *testing.T) {
+	q := &Queue[*call, string]{Limits: Limits{MaxCalls: 1, MaxBytes: 1, MaxSenders: 1}}
+	if q.PushStart(newTestCall(context.Background(), "a", 1), func(func()) bool { return false }) {
+		t.Fatal("PushStart succeeded with a closed store")
+	}
+	if q.senders != 0 || len(q.queue) != 0 {
+		t.Fatalf("after a refused start: %d senders, %d queued", q.senders, len(q.queue))
+	}
+}
+
+func TestWaitEnded(t *testing.T) {
+	q := &Queue[*call, string]{Ended: func(err error) string {
+		if !errors.Is(err, context.DeadlineExceeded) {
+			return "wrong error"
+		}
+		return "ended"
+	}}
+	ctx, cancel := context.WithTimeout(context.Background(), 0)
+	defer cancel()
+	if r := q.Wait(newTestCall(ctx, "a", 1)); r != "ended" {
+		t.Fatalf("Wait = %q", r)
+	}
+	c := newTestCall(ctx, "a", 1)
+	c.Done <- "result"
+	if r := q.Wait(c); r != "result" {
+		t.Fatalf("Wait with a result = %q", r)
+	}
+}
