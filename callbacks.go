@@ -43,7 +43,7 @@ func (c *Candidate) Run(ctx context.Context, cb Callbacks) error {
 			}
 		}
 	}
-	status, errs, leader := c.status.out, c.errs.out, ""
+	status, errs, leader := c.statuses.out, c.errs.out, ""
 	for {
 		select {
 		case <-q.wake:
@@ -67,7 +67,7 @@ func (c *Candidate) Run(ctx context.Context, cb Callbacks) error {
 			if cb.OnError != nil {
 				cb.OnError(err)
 			}
-		case <-c.done:
+		case <-c.life.done:
 			// The channels are closed by now; what they still buffer (the
 			// last error, such as ErrElectionEnded) is handed over first.
 			if errs != nil {
@@ -82,4 +82,10 @@ func (c *Candidate) Run(ctx context.Context, cb Callbacks) error {
 			return c.Err()
 		}
 	}
+}
+
+// termEvent tells Run's callbacks that a term began or ended.
+type termEvent struct {
+	term  Term
+	began bool
 }

@@ -16,9 +16,12 @@ import (
 // ends at its own deadline whatever this goroutine is doing.
 type campaign struct {
 	observer
-	c    *Candidate
-	id   string
-	hold *holding // the term this candidate holds in the record, nil if none
+	node   string
+	ttl    time.Duration
+	leases *leaseKeeper
+	out    campaignReports
+	id     string
+	hold   *holding // the term this candidate holds in the record, nil if none
 
 	uncertain    bool          // an acquire may have landed without us knowing
 	holdoffUntil time.Duration // after resigning, leave a free record to others until then
@@ -38,14 +41,28 @@ type holding struct {
 	relinquishAt time.Duration // or never
 }
 
-func newCampaign(c *Candidate, ctx context.Context) *campaign {
-	e := &campaign{c: c, id: newInstanceID()}
-	e.observer = newObserver(ctx, c.client, c.key, &c.cfg, c.clock)
-	e.onError = func(err *StoreError) {
-		c.errs.push(err)
-		v := c.view.Load()
-		c.setView(v.Role, v.Leader, v.Term, err)
-	}
+// campaignReports is how a campaign tells its Candidate what happened.
+// Every call returns at once: the candidate only queues what it is told.
+type campaignReports interface {
+	engineReports
+	// status says the candidate's role, the leader and the term now, and
+	// err, not nil, with the final status.
+	status(role Role, leader string, term uint64, err error)
+}
+
+// engineReports is what both engines report.
+type engineReports interface {
+	storeError(err *StoreError) // a store error; the engine keeps trying
+	ended(err error)            // the engine stopped for err (nil: Stop or a cancel)
+}
+
+// newCampaign prepares the campaign of node for key, with leases kept by
+// leases and reports to out.
+func newCampaign(ctx context.Context, client Backend, key, node string, ttl time.Duration, cfg *config,
+	clock elapsed, leases *leaseKeeper, out campaignReports) *campaign {
+	e := &campaign{node: node, ttl: ttl, leases: leases, out: out, id: newInstanceID()}
+	e.observer = newObserver(ctx, client, key, cfg, clock)
+	e.onError = out.storeError
 	return e
 }
 
@@ -59,35 +76,24 @@ func (e *campaign) begin() error {
 	return nil
 }
 
-// loop runs until the context ends or the election ends.
-func (e *campaign) loop() (err error) {
+// run campaigns until the context ends or the election ends, then steps
+// down and releases the record.
+func (e *campaign) run() (err error) {
 	defer func() { e.finish(err) }()
-	timer := time.NewTimer(never)
-	defer timer.Stop()
-	for {
-		if err := e.step(); err != nil {
-			return err
-		}
-		e.publish()
-		timer.Reset(max(e.nextWake()-e.clock(), 0))
-		select {
-		case <-e.ctx.Done():
-			return nil
-		case <-e.c.wake:
-		case <-timer.C:
-		case p, ok := <-e.watch.events:
-			if !ok {
-				e.watchClosed()
-				continue
-			}
-			e.watchEvent()
-			e.observe(snapshotOf(p), true)
-		}
-	}
+	return e.runLoop(e, e.leases.ended)
 }
 
-// step does whatever is due now: at most one write, plus a read if needed.
+// step does whatever is due now, and publishes the candidate's status.
 func (e *campaign) step() error {
+	if err := e.work(); err != nil {
+		return err
+	}
+	e.publish()
+	return nil
+}
+
+// work does at most one write, plus a read if needed.
+func (e *campaign) work() error {
 	now := e.clock()
 	if e.ctx.Err() != nil {
 		return nil
@@ -120,8 +126,8 @@ func (e *campaign) step() error {
 // stepHolding renews, relinquishes, or releases after the lease ended.
 func (e *campaign) stepHolding(now time.Duration) {
 	h := e.hold
-	if e.c.lead.Load() != h.lease {
-		switch endReason(h.lease.reason.Load()) {
+	if !e.leases.holds(h.lease) {
+		switch h.lease.endedBy() {
 		case endResigned, endRelinquish:
 			if e.release() {
 				e.holdoffUntil = e.clock() + e.cfg.resignHoldoff
@@ -134,7 +140,7 @@ func (e *campaign) stepHolding(now time.Duration) {
 		return
 	}
 	if now >= h.relinquishAt {
-		e.c.stepDown(h.lease, endRelinquish)
+		e.leases.stepDown(h.lease, endRelinquish)
 		if e.release() {
 			e.holdoffUntil = e.clock() + e.cfg.resignHoldoff
 		}
@@ -152,26 +158,9 @@ func (e *campaign) stepWaiting(now time.Duration) {
 	}
 	// What the watch delivered while the engine was busy (a slow read) is
 	// newer than what it is about to act on: look at it first.
-	e.drainEvents()
+	e.takeWaiting(e)
 	if e.hold == nil && !e.needRead && now >= e.acquireAt() {
 		e.acquire()
-	}
-}
-
-// drainEvents handles the watch events already waiting, without blocking.
-func (e *campaign) drainEvents() {
-	for {
-		select {
-		case p, ok := <-e.watch.events:
-			if !ok {
-				e.watchClosed()
-				return
-			}
-			e.watchEvent()
-			e.observe(snapshotOf(p), true)
-		default:
-			return
-		}
 	}
 }
 
@@ -186,7 +175,7 @@ func (e *campaign) acquireAt() time.Duration {
 		// share no other clock than the moment each saw the store go back.
 		// Only a candidate that still led at that moment knows that no one
 		// else can have.
-		at = max(at, e.lostTill, e.lostAt+e.c.ttl)
+		at = max(at, e.lostTill, e.lostAt+e.ttl)
 	}
 	return at
 }
@@ -198,7 +187,7 @@ func (e *campaign) acquireAtRecord() time.Duration {
 	case s.kind == snapMissing:
 		return e.holdoffUntil
 	case s.kind == snapForeign:
-		return e.seenAt + max(e.c.ttl, s.rec.ttl())
+		return e.seenAt + max(e.ttl, s.rec.ttl())
 	case s.rec.ID == e.id && e.confirmedStill(s):
 		// Exactly our last confirmed write: no one wrote since, so no one
 		// else can have led since it was confirmed.
@@ -236,7 +225,7 @@ func (e *campaign) nextWake() time.Duration {
 	switch h := e.hold; {
 	case h == nil:
 		at = min(at, e.acquireAt())
-	case e.c.lead.Load() != h.lease:
+	case !e.leases.holds(h.lease):
 		at = 0
 	default:
 		at = min(at, h.renewDue, h.relinquishAt)
@@ -253,37 +242,31 @@ func (e *campaign) nextWake() time.Duration {
 // or the write's fate is unknown and a read must tell), or err.
 func (e *campaign) put(op string, parent context.Context, next *record, prev *store.KVPair) (pair *store.KVPair, conflict bool, err error) {
 	ctx, cancel := e.reqCtx(parent)
-	value := next.stamp()
-	ok, pair, err := casKey(ctx, e.client, e.key, value, prev)
-	cancel()
+	defer cancel()
+	readBack := func() (snapshot, error) { return e.read(parent) }
+	r, err := casRecord(ctx, e.client, e.key, next, prev, readBack)
+	var serr *StoreError
 	switch {
-	case err == nil && ok:
-		if pair != nil && pair.LastIndex != 0 && bytes.Equal(pair.Value, value) {
-			return pair, false, nil
-		}
-		// Some stores answer with a later read, which may show someone
-		// else's write: find ours by its token.
-		s, rerr := e.read(parent)
-		if rerr != nil {
-			return nil, false, rerr
-		}
-		if s.kind == snapRecord && s.rec.Token == next.Token {
-			return s.pair, false, nil
-		}
-		e.observe(s, false)
+	case errors.As(err, &serr):
+		return nil, false, err // the read back failed
+	case err != nil:
+		return nil, false, &StoreError{Op: op, Key: e.key, Err: err}
+	case !r.landed:
 		return nil, true, nil
-	case err == nil || isConflict(err):
+	case r.pair == nil:
+		// The read back shows someone else's write after ours.
+		e.observe(r.later, false)
 		return nil, true, nil
 	}
-	return nil, false, &StoreError{Op: op, Key: e.key, Err: err}
+	return r.pair, false, nil
 }
 
 // acquire tries to start a term over the record as last seen.
 func (e *campaign) acquire() {
 	prev := e.cur
 	// A foreign value of a later version keeps its count too (prev.rec).
-	next := record{Leader: e.c.node, ID: e.id, Term: max(prev.rec.Term, e.maxTerm) + 1,
-		TTLms: e.c.ttl.Milliseconds(), Gen: e.gen, Since: time.Now().UTC().Format(time.RFC3339Nano)}
+	next := record{Leader: e.node, ID: e.id, Term: max(prev.rec.Term, e.maxTerm) + 1,
+		TTLms: e.ttl.Milliseconds(), Gen: e.gen, Since: e.clk.Now().UTC().Format(time.RFC3339Nano)}
 	sent := e.clock()
 	pair, conflict, err := e.put("acquire", e.ctx, &next, prev.pair)
 	switch {
@@ -311,7 +294,7 @@ func (e *campaign) conflicted() {
 	}
 	wait := min(e.cfg.retryMin<<min(e.conflicts-3, 20), e.cfg.retryMax)
 	if h := e.hold; h != nil {
-		left := time.Duration(h.lease.deadline.Load()) - e.clock()
+		left := h.lease.deadlineAt() - e.clock()
 		wait = min(wait, max(left/4, time.Millisecond))
 	}
 	e.retryAt = max(e.retryAt, e.clock()+wait)
@@ -322,12 +305,12 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	e.wrote(rec, pair)
 	e.confirmed = pair
 	e.uncertain = false
-	deadline := sent + e.c.ttl - e.cfg.safetyMargin
+	deadline := sent + e.ttl - e.cfg.safetyMargin
 	if e.clock() >= deadline {
 		return // too slow to be of use: the record is ours, a new term starts at once
 	}
-	t := Term{Token: rec.Term, Name: e.c.node, Began: time.Now()}
-	l := e.c.startLease(e.ctx, t, deadline)
+	t := Term{Token: rec.Term, Name: e.node, Began: e.clk.Now()}
+	l := e.leases.start(e.ctx, t, deadline)
 	if l == nil {
 		return // stopped meanwhile: no term; finish releases the record
 	}
@@ -353,7 +336,7 @@ func (e *campaign) renew() {
 	case err != nil:
 		e.failed(err)
 		// Retry in time for the deadline whatever the backoff says.
-		left := time.Duration(h.lease.deadline.Load()) - e.clock()
+		left := h.lease.deadlineAt() - e.clock()
 		e.retryAt = min(e.retryAt, e.clock()+max(left/4, time.Millisecond))
 		h.renewDue = 0
 	case conflict:
@@ -377,7 +360,7 @@ func (e *campaign) renew() {
 // have started counting the TTL earlier.
 func (e *campaign) confirm(h *holding) {
 	if h.unconfirmed >= 0 {
-		h.lease.extend(e.clock(), h.unconfirmed+e.c.ttl-e.cfg.safetyMargin)
+		h.lease.extend(e.clock(), h.unconfirmed+e.ttl-e.cfg.safetyMargin)
 		h.unconfirmed = -1
 	}
 }
@@ -434,7 +417,7 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 	if h := e.hold; h != nil && !fromWatch && s.kind == snapRecord && s.rec.Token == h.rec.Token {
 		h.pair = s.pair // our record, perhaps stored again under another index
 	}
-	leading, backs := e.c.IsLeader(), e.backs
+	leading, backs := e.leases.valid() != nil, e.backs
 	if !e.adopt(s, fromWatch) {
 		return
 	}
@@ -446,12 +429,12 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 		if e.lateWriteOfOurs(s) {
 			// A write of ours we had not seen confirmed.
 			h.rec, h.pair, e.confirmed = s.rec, s.pair, s.pair
-			if e.c.lead.Load() == h.lease {
+			if e.leases.holds(h.lease) {
 				e.confirm(h)
 				h.renewDue = min(h.renewDue, e.clock()+e.cfg.renewInterval)
 			}
 		} else {
-			e.c.stepDown(h.lease, endLost)
+			e.leases.stepDown(h.lease, endLost)
 			e.hold = nil
 		}
 	}
@@ -471,16 +454,16 @@ func (e *campaign) lateWriteOfOurs(s snapshot) bool {
 // publish updates the candidate's status from what it knows.
 func (e *campaign) publish() {
 	role, leader, term := RoleFollower, e.leader(), e.cur.rec.Term
-	if l := e.c.lead.Load(); l != nil {
-		role, leader, term = RoleLeader, e.c.node, l.term.Token
+	if l := e.leases.lease(); l != nil {
+		role, leader, term = RoleLeader, e.node, l.term.Token
 	}
-	e.c.setView(role, leader, term, nil)
+	e.out.status(role, leader, term, nil)
 }
 
 // relinquishTime is when a term starting now must be given up, or never.
 func (e *campaign) relinquishTime(now time.Duration) time.Duration {
 	if s := e.cfg.relinquishSchedule; s != nil {
-		wall := time.Now()
+		wall := e.clk.Now()
 		next := s.Next(wall)
 		if next.IsZero() {
 			return never
@@ -500,7 +483,7 @@ func (e *campaign) finish(err error) {
 	if errors.Is(err, ErrElectionEnded) {
 		why = endEnded
 	}
-	e.c.stepDown(e.c.lead.Load(), why)
+	e.leases.stepDownNow(why)
 	if why == endStopped {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), e.cfg.requestTimeout)
 		e.ctx = ctx // the run's context is done; the last requests use this one
@@ -515,8 +498,6 @@ func (e *campaign) finish(err error) {
 		cancel()
 	}
 	e.watch.close(e.cfg.requestTimeout)
-	if err != nil {
-		e.c.errs.push(err)
-	}
-	e.c.setView(RoleStopped, "", e.cur.rec.Term, err)
+	e.out.ended(err)
+	e.out.status(RoleStopped, "", e.cur.rec.Term, err)
 }

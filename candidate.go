@@ -4,9 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"log/slog"
 	"reflect"
-	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -23,33 +21,15 @@ type Candidate struct {
 	cfg    config
 	err    error // from the constructor, returned when the campaign starts
 
-	mu      sync.Mutex
-	state   runState
-	cancel  context.CancelFunc
-	done    chan struct{}
-	exitErr error
-
-	epoch   time.Time // the candidate's clock starts here
-	sinks   *sinkGroup
-	elected *boolSink
-	errs    *queueSink[error]
-	status  *queueSink[Status]
-	terms   atomic.Pointer[queueSink[termEvent]] // set by Run only
-	wake    chan struct{}                        // pokes the engine (Resign, step-down)
-	wg      sync.WaitGroup
-
-	leadMu sync.Mutex             // orders lease starts and ends on the sinks
-	lead   atomic.Pointer[lease]  // the current lease, nil when not leader
-	view   atomic.Pointer[Status] // the latest status
+	life     *lifecycle
+	clock    elapsed
+	leases   *leaseKeeper
+	elected  *boolSink
+	errs     *queueSink[error]
+	statuses *queueSink[Status]
+	terms    atomic.Pointer[queueSink[termEvent]] // set by Run only
+	view     atomic.Pointer[Status]               // the latest status
 }
-
-type runState int
-
-const (
-	stateIdle runState = iota
-	stateRunning
-	stateStopped
-)
 
 // Queue limits for the channels that may drop their oldest values when no
 // one reads them. The elected channel never drops a transition.
@@ -65,20 +45,20 @@ const (
 // ErrInvalidOption).
 func NewCandidate(client Backend, key, node string, ttl time.Duration, opts ...Option) *Candidate {
 	c := &Candidate{
-		client:  client,
-		key:     normalizeKey(key),
-		node:    node,
-		ttl:     ttl,
-		cfg:     newConfig(opts),
-		done:    make(chan struct{}),
-		elected: newBoolSink(),
-		errs:    newQueueSink[error](errQueueLimit),
-		status:  newQueueSink[Status](statusQueueLimit),
-		wake:    make(chan struct{}, 1),
+		client:   client,
+		key:      normalizeKey(key),
+		node:     node,
+		ttl:      ttl,
+		cfg:      newConfig(opts),
+		elected:  newBoolSink(),
+		errs:     newQueueSink[error](errQueueLimit),
+		statuses: newQueueSink[Status](statusQueueLimit),
 	}
-	c.sinks = newSinkGroup(c.elected, c.errs, c.status)
+	c.life = newLifecycle(c.elected, c.errs, c.statuses)
+	c.clock = startElapsed(c.cfg.clock)
 	c.view.Store(&Status{Role: RoleBootstrap, CandidateID: node})
 	c.err = c.validate()
+	c.leases = newLeaseKeeper(c.clock, c, loggerOf(&c.cfg).With("key", c.key, "node", c.node))
 	// The record carries the TTL in whole milliseconds and waiters time
 	// that: the leader's own deadline must use the same, never less.
 	c.ttl = (c.ttl + time.Millisecond - 1).Truncate(time.Millisecond)
@@ -132,56 +112,33 @@ func (c *Candidate) start(ctx context.Context, terms *queueSink[termEvent]) erro
 	if c.err != nil {
 		return c.err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	switch c.state {
-	case stateRunning:
-		return ErrAlreadyRunning
-	case stateStopped:
-		return ErrStopped
-	}
-	c.epoch = time.Now()
-	runCtx, cancel := context.WithCancel(ctx)
-	c.terms.Store(terms)
-	e := newCampaign(c, runCtx)
-	if err := e.begin(); err != nil {
-		cancel()
-		c.terms.Store(nil)
-		return err
-	}
-	c.state, c.cancel = stateRunning, cancel
-	c.sinks.start()
-	go c.runEngine(e, cancel)
-	return nil
-}
-
-// runEngine runs the campaign to its end, then closes everything it owns.
-func (c *Candidate) runEngine(e *campaign, cancel context.CancelFunc) {
-	err := e.loop()
-	cancel()
-	c.wg.Wait()
-	c.mu.Lock()
-	c.state, c.exitErr = stateStopped, err
-	c.mu.Unlock()
-	c.sinks.close()
-	close(c.done)
+	return c.life.start(ctx, func(ctx context.Context) (func() error, error) {
+		ctx, cancel := context.WithCancel(ctx)
+		c.terms.Store(terms)
+		e := newCampaign(ctx, c.client, c.key, c.node, c.ttl, &c.cfg, c.clock, c.leases, c)
+		if err := e.begin(); err != nil {
+			cancel()
+			c.terms.Store(nil)
+			return nil, err
+		}
+		return func() error {
+			err := e.run()
+			cancel()
+			c.leases.wait()
+			return err
+		}, nil
+	})
 }
 
 // IsLeader reports whether the candidate is the leader now: it holds a term
 // and the deadline of its last confirmed renewal has not passed.
-func (c *Candidate) IsLeader() bool {
-	l := c.lead.Load()
-	return l != nil && int64(c.clock()) < l.deadline.Load()
-}
+func (c *Candidate) IsLeader() bool { return c.leases.valid() != nil }
 
 // CurrentTerm returns the term the candidate leads, if it is the leader.
 // The term's Token is its fencing token and its Context ends with it.
 func (c *Candidate) CurrentTerm() (Term, bool) {
-	l := c.lead.Load()
-	if l == nil || int64(c.clock()) >= l.deadline.Load() {
+	l := c.leases.valid()
+	if l == nil {
 		return Term{}, false
 	}
 	return l.term, true
@@ -195,7 +152,7 @@ func (c *Candidate) Leader() string { return c.view.Load().Leader }
 // the term after every change, and store errors. It keeps the latest 256
 // events if no one reads, and closes when the candidate stops. Every call
 // returns the same channel.
-func (c *Candidate) Status() <-chan Status { return c.status.out }
+func (c *Candidate) Status() <-chan Status { return c.statuses.out }
 
 // Resign gives up leadership at once: IsLeader is false and the term's
 // context is cancelled before Resign returns, and the record is released in
@@ -203,42 +160,22 @@ func (c *Candidate) Status() <-chan Status { return c.status.out }
 // running and competes again after its resign holdoff (WithResignHoldoff);
 // if no one else took leadership by then, it takes it back. Without
 // leadership, Resign does nothing.
-func (c *Candidate) Resign() {
-	c.stepDown(c.lead.Load(), endResigned)
-}
+func (c *Candidate) Resign() { c.leases.stepDownNow(endResigned) }
 
 // Stop ends the candidacy: it steps down, releases leadership so that the
 // next candidate wins at once, closes the channels and returns once every
 // goroutine the candidate started has ended. It is safe to call at any time,
 // any number of times, from any goroutine, including before RunForElection
 // (which then returns ErrStopped).
-func (c *Candidate) Stop() {
-	c.mu.Lock()
-	switch c.state {
-	case stateIdle:
-		c.state = stateStopped
-		c.mu.Unlock()
-		c.sinks.close()
-		close(c.done)
-		return
-	case stateRunning:
-		c.cancel()
-	}
-	c.mu.Unlock()
-	<-c.done
-}
+func (c *Candidate) Stop() { c.life.stop() }
 
 // Done is closed once the candidate has stopped and every goroutine it
 // started has ended.
-func (c *Candidate) Done() <-chan struct{} { return c.done }
+func (c *Candidate) Done() <-chan struct{} { return c.life.done }
 
 // Err returns why the candidate stopped: ErrElectionEnded, or nil after
 // Stop or a cancelled context. It returns nil while the candidate runs.
-func (c *Candidate) Err() error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.exitErr
-}
+func (c *Candidate) Err() error { return c.life.err() }
 
 // EndElection ends this candidate's election for every candidate and
 // follower of its key (see the package function EndElection).
@@ -249,26 +186,45 @@ func (c *Candidate) EndElection(ctx context.Context) error {
 	return EndElection(ctx, c.client, c.key)
 }
 
-// clock is the time since the candidate's epoch, on the monotonic clock.
-func (c *Candidate) clock() time.Duration { return time.Since(c.epoch) }
+// The candidate's side of the engine's reports (campaignReports,
+// leaseReports): each queues what it is told and returns at once.
 
-func (c *Candidate) logger() *slog.Logger {
-	if c.cfg.logger == nil {
-		return slog.New(slog.DiscardHandler)
+func (c *Candidate) termBegan(t Term) {
+	c.elected.push(true)
+	if q := c.terms.Load(); q != nil {
+		q.push(termEvent{term: t, began: true})
 	}
-	return c.cfg.logger
 }
 
-// setView publishes a new status when something in it changed, or when err
+func (c *Candidate) termEnded(t Term) {
+	c.elected.push(false)
+	if q := c.terms.Load(); q != nil {
+		q.push(termEvent{term: t})
+	}
+}
+
+func (c *Candidate) storeError(err *StoreError) {
+	c.errs.push(err)
+	v := c.view.Load()
+	c.status(v.Role, v.Leader, v.Term, err)
+}
+
+func (c *Candidate) ended(err error) {
+	if err != nil {
+		c.errs.push(err)
+	}
+}
+
+// status publishes a new status when something in it changed, or when err
 // is not nil.
-func (c *Candidate) setView(role Role, leader string, term uint64, err error) {
+func (c *Candidate) status(role Role, leader string, term uint64, err error) {
 	old := c.view.Load()
 	if err == nil && old.Role == role && old.Leader == leader && old.Term == term {
 		return
 	}
 	s := &Status{Role: role, CandidateID: c.node, Leader: leader, Term: term, Err: err}
 	c.view.Store(s)
-	c.status.push(*s)
+	c.statuses.push(*s)
 }
 
 // newInstanceID names one campaign in the record, so that two candidates

@@ -11,7 +11,8 @@ import (
 
 func TestFirstElectionOneLeader(t *testing.T) {
 	c := newCluster(t)
-	rs := c.campaign("service/leader", time.Second, 3)
+	clk := newFakeClock()
+	rs := c.campaign("service/leader", time.Second, 3, WithClock(clk))
 	var cands []*Candidate
 	for _, r := range rs {
 		cands = append(cands, r.Candidate)
@@ -33,8 +34,15 @@ func TestFirstElectionOneLeader(t *testing.T) {
 	if !ok || term.Token == 0 || term.Name != leader.name {
 		t.Fatalf("CurrentTerm = %+v, %v", term, ok)
 	}
-	// Leadership holds over several TTLs: renewals work.
-	time.Sleep(3 * time.Second)
+	// Leadership holds over several TTLs: renewals work. The injected
+	// clock moves a renewal interval at a time, once the last renewal
+	// landed, so a loaded machine cannot make this test fail.
+	h := c.handle()
+	for range 9 {
+		seq := recordOf(t, h, "service/leader").Seq
+		clk.advance(time.Second / 3)
+		eventually(t, "a renewal", func() bool { return recordOf(t, h, "service/leader").Seq > seq })
+	}
 	if !leader.IsLeader() {
 		t.Fatal("leader lost leadership without cause")
 	}

@@ -1,7 +1,6 @@
 package leadership
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"time"
@@ -30,43 +29,45 @@ func endElection(ctx context.Context, client Backend, key string) (*store.KVPair
 		return nil, 0, ErrEmptyKey
 	}
 	for {
-		pair, err := getKey(ctx, client, key)
-		next := record{Gen: 1, Ended: true}
+		prev, err := readKey(ctx, client, key)
+		if err != nil {
+			return nil, 0, &StoreError{Op: "end", Key: key, Err: err}
+		}
+		next := endedRecord(prev)
+		r, err := casRecord(ctx, client, key, &next, prev.pair, func() (snapshot, error) {
+			return readKey(ctx, client, key)
+		})
 		switch {
-		case errors.Is(err, store.ErrKeyNotFound):
-			pair = nil
 		case err != nil:
 			return nil, 0, &StoreError{Op: "end", Key: key, Err: err}
-		default:
-			if s := snapshotOf(pair); s.kind == snapRecord {
-				next = s.rec
-				if s.rec.free() && !s.rec.Ended {
-					next.TTLms = 0
-				}
-				next.Gen++
-				next.Seq++
-				next.Ended = true
-				next.Leader, next.ID, next.Since = "", "", ""
-				// TTLms stays: a new election waits out the last holder's lease.
-			}
-		}
-		value := next.stamp()
-		ok, stored, err := casKey(ctx, client, key, value, pair)
-		switch {
-		case err == nil && ok:
-			if stored == nil || !bytes.Equal(stored.Value, value) {
-				// The store did not return our write: read it back.
-				if stored, err = getKey(ctx, client, key); err != nil {
-					return nil, 0, &StoreError{Op: "end", Key: key, Err: err}
-				}
-			}
-			return stored, next.ttl(), nil
-		case err != nil && !isConflict(err):
-			return nil, 0, &StoreError{Op: "end", Key: key, Err: err}
+		case r.landed && r.pair == nil && r.later.kind == snapMissing:
+			return nil, 0, &StoreError{Op: "end", Key: key, Err: store.ErrKeyNotFound}
+		case r.landed && r.pair == nil:
+			return r.later.pair, next.ttl(), nil
+		case r.landed:
+			return r.pair, next.ttl(), nil
 		case ctx.Err() != nil:
 			return nil, 0, &StoreError{Op: "end", Key: key, Err: ctx.Err()}
 		}
 	}
+}
+
+// endedRecord is the record that ends the election shown by prev: the next
+// generation, ended, naming no one. The term counter stays, and so does the
+// last holder's TTL, which a new election waits out.
+func endedRecord(prev snapshot) record {
+	if prev.kind != snapRecord {
+		return record{Gen: 1, Ended: true}
+	}
+	next := prev.rec
+	if next.free() && !next.Ended {
+		next.TTLms = 0
+	}
+	next.Gen++
+	next.Seq++
+	next.Ended = true
+	next.Leader, next.ID, next.Since = "", "", ""
+	return next
 }
 
 // endNotice is how long DeleteElection leaves the ended record in place at

@@ -2,9 +2,7 @@ package leadership
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
-	"time"
 )
 
 // Follower follows an election and reports who leads it. It never reports
@@ -21,14 +19,8 @@ type Follower struct {
 	cfg    config
 	err    error
 
-	mu      sync.Mutex
-	state   runState
-	cancel  context.CancelFunc
-	done    chan struct{}
-	exitErr error
-
-	epoch   time.Time
-	sinks   *sinkGroup
+	life    *lifecycle
+	clock   elapsed
 	leaders *queueSink[string]
 	errs    *queueSink[error]
 	events  *queueSink[Observation]
@@ -47,12 +39,12 @@ func NewFollower(client Backend, key string, opts ...Option) *Follower {
 		client:  client,
 		key:     normalizeKey(key),
 		cfg:     newConfig(opts),
-		done:    make(chan struct{}),
 		leaders: newQueueSink[string](leaderQueueLimit),
 		errs:    newQueueSink[error](errQueueLimit),
 		events:  newQueueSink[Observation](leaderQueueLimit),
 	}
-	f.sinks = newSinkGroup(f.leaders, f.errs, f.events)
+	f.life = newLifecycle(f.leaders, f.errs, f.events)
+	f.clock = startElapsed(f.cfg.clock)
 	f.view.Store(&Observation{})
 	switch {
 	case isNil(client):
@@ -82,35 +74,16 @@ func (f *Follower) FollowElectionContext(ctx context.Context) (<-chan string, <-
 	if f.err != nil {
 		return nil, nil, f.err
 	}
-	if err := ctx.Err(); err != nil {
+	err := f.life.start(ctx, func(ctx context.Context) (func() error, error) {
+		e := newFollowing(ctx, f.client, f.key, &f.cfg, f.clock, f)
+		if err := e.begin(); err != nil {
+			return nil, err
+		}
+		return e.run, nil
+	})
+	if err != nil {
 		return nil, nil, err
 	}
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	switch f.state {
-	case stateRunning:
-		return nil, nil, ErrAlreadyRunning
-	case stateStopped:
-		return nil, nil, ErrStopped
-	}
-	f.epoch = time.Now()
-	runCtx, cancel := context.WithCancel(ctx)
-	e := newFollowing(f, runCtx)
-	if err := e.begin(); err != nil {
-		cancel()
-		return nil, nil, err
-	}
-	f.state, f.cancel = stateRunning, cancel
-	f.sinks.start()
-	go func() {
-		err := e.loop()
-		cancel()
-		f.mu.Lock()
-		f.state, f.exitErr = stateStopped, err
-		f.mu.Unlock()
-		f.sinks.close()
-		close(f.done)
-	}()
 	return f.leaders.out, f.errs.out, nil
 }
 
@@ -130,32 +103,31 @@ func (f *Follower) Observations() <-chan Observation { return f.events.out }
 // Stop stops following, closes the channels and returns once every
 // goroutine the follower started has ended. It is safe to call at any time,
 // any number of times, from any goroutine.
-func (f *Follower) Stop() {
-	f.mu.Lock()
-	switch f.state {
-	case stateIdle:
-		f.state = stateStopped
-		f.mu.Unlock()
-		f.sinks.close()
-		close(f.done)
-		return
-	case stateRunning:
-		f.cancel()
-	}
-	f.mu.Unlock()
-	<-f.done
-}
+func (f *Follower) Stop() { f.life.stop() }
 
 // Done is closed once the follower has stopped and every goroutine it
 // started has ended.
-func (f *Follower) Done() <-chan struct{} { return f.done }
+func (f *Follower) Done() <-chan struct{} { return f.life.done }
 
 // Err returns why the follower stopped: ErrElectionEnded, or nil after Stop
 // or a cancelled context.
-func (f *Follower) Err() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.exitErr
+func (f *Follower) Err() error { return f.life.err() }
+
+// The follower's side of the engine's reports (followingReports): each
+// queues what it is told and returns at once.
+
+func (f *Follower) storeError(err *StoreError) { f.errs.push(err) }
+
+func (f *Follower) ended(err error) {
+	if err != nil {
+		f.errs.push(err)
+	}
 }
 
-func (f *Follower) clock() time.Duration { return time.Since(f.epoch) }
+func (f *Follower) observed(o Observation, nameChanged bool) {
+	f.view.Store(&o)
+	f.events.push(o)
+	if nameChanged {
+		f.leaders.push(o.Leader)
+	}
+}

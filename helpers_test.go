@@ -225,3 +225,13 @@ func ctxT(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// recordOf reads the election record at key.
+func recordOf(t *testing.T, h Backend, key string) record {
+	t.Helper()
+	s, err := readKey(ctxT(t), h, key)
+	if err != nil || s.kind != snapRecord {
+		t.Fatalf("read %s: %v (%v)", key, err, s.kind)
+	}
+	return s.rec
+}

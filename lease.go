@@ -2,57 +2,29 @@ package leadership
 
 import (
 	"context"
+	"log/slog"
+	"sync"
 	"sync/atomic"
 	"time"
 )
 
-// endReason says why a term ended.
-type endReason int32
-
-const (
-	endNone       endReason = iota
-	endDeadline             // no renewal confirmed in time
-	endLost                 // the record shows someone else
-	endResigned             // Resign
-	endRelinquish           // a relinquish interval or schedule came due
-	endStopped              // Stop, or the run's context was cancelled
-	endEnded                // the election was ended
-)
-
 // lease is the candidate's right to act as leader during one term. It is
 // ended exactly once, by whoever gets there first: the watchdog at the
-// deadline, Resign, or the engine. Ending it never waits on the store.
+// deadline, Resign, or the engine (stepdown.go). Ending it never waits on
+// the store.
 type lease struct {
 	term     Term
-	deadline atomic.Int64 // in the candidate's clock (nanoseconds since its epoch)
+	deadline atomic.Int64 // on the candidate's time axis (nanoseconds since its start)
 	extended chan struct{}
 	cancel   context.CancelFunc
-	reason   atomic.Int32
+	reason   atomic.Int32 // an endReason, set once when the lease ends
 }
 
-// startLease makes the candidate leader for term until deadline. It is
-// called by the engine only, and returns nil, starting nothing, once parent
-// has ended: a term never begins after Stop or a cancel.
-func (c *Candidate) startLease(parent context.Context, t Term, deadline time.Duration) *lease {
-	ctx, cancel := context.WithCancel(parent)
-	t.ctx = ctx
-	l := &lease{term: t, extended: make(chan struct{}, 1), cancel: cancel}
-	l.deadline.Store(int64(deadline))
-	c.leadMu.Lock()
-	if parent.Err() != nil {
-		c.leadMu.Unlock()
-		cancel()
-		return nil
-	}
-	c.lead.Store(l)
-	c.elected.push(true)
-	if q := c.terms.Load(); q != nil {
-		q.push(termEvent{term: t, began: true})
-	}
-	c.leadMu.Unlock()
-	c.wg.Go(func() { c.watchdog(l) })
-	return l
-}
+// deadlineAt is when the lease ends unless a renewal extends it.
+func (l *lease) deadlineAt() time.Duration { return time.Duration(l.deadline.Load()) }
+
+// endedBy is why the lease ended, endNone while it lasts.
+func (l *lease) endedBy() endReason { return endReason(l.reason.Load()) }
 
 // extend moves the lease's deadline later after a confirmed renewal. A
 // lease whose deadline has passed stays over, even if its watchdog has not
@@ -64,70 +36,69 @@ func (l *lease) extend(now, deadline time.Duration) {
 	}
 }
 
-// watchdog ends the lease at its deadline unless a renewal moved it. It runs
-// on its own so that a store call that hangs cannot delay the step-down.
-func (c *Candidate) watchdog(l *lease) {
-	ctx := l.term.ctx
-	t := time.NewTimer(time.Duration(l.deadline.Load()) - c.clock())
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-l.extended:
-		case <-t.C:
-		}
-		left := time.Duration(l.deadline.Load()) - c.clock()
-		if left <= 0 {
-			c.stepDown(l, endDeadline)
-			return
-		}
-		t.Reset(left)
-	}
+// leaseReports is how the lease keeper tells the candidate that a term
+// began or ended. The calls are made in order and must not block.
+type leaseReports interface {
+	termBegan(t Term)
+	termEnded(t Term)
 }
 
-// stepDown ends the lease if it is still the current one, and reports
-// whether this call ended it. It never blocks on a consumer or the store.
-func (c *Candidate) stepDown(l *lease, why endReason) bool {
-	// The reason is claimed before the lease is cleared, so that the engine,
-	// which looks at the reason once it sees the lease gone, never finds it
-	// unset.
-	if l == nil || !l.reason.CompareAndSwap(int32(endNone), int32(why)) {
-		return false
-	}
-	c.leadMu.Lock()
-	c.lead.CompareAndSwap(l, nil)
-	l.cancel()
-	c.elected.push(false)
-	if q := c.terms.Load(); q != nil {
-		q.push(termEvent{term: l.term})
-	}
-	c.leadMu.Unlock()
-	c.logger().Debug("leadership: stepped down", "key", c.key, "node", c.node, "term", l.term.Token, "reason", why.String())
-	poke(c.wake)
-	return true
+// leaseKeeper holds a candidate's current lease, if any. The engine starts
+// a lease when it wins a term and extends it on every confirmed renewal; the
+// keeper ends it at its deadline (its watchdog), and whoever steps down
+// (Resign, the engine on a loss, Stop) ends it through the keeper, which
+// reports every start and end and wakes the engine.
+type leaseKeeper struct {
+	clock elapsed
+	out   leaseReports
+	log   *slog.Logger
+
+	mu        sync.Mutex            // orders starts and ends on out
+	current   atomic.Pointer[lease] // nil when not leader
+	ended     chan struct{}         // poked when a lease ends: wakes the engine
+	watchdogs sync.WaitGroup
 }
 
-func (r endReason) String() string {
-	switch r {
-	case endDeadline:
-		return "deadline"
-	case endLost:
-		return "lost"
-	case endResigned:
-		return "resigned"
-	case endRelinquish:
-		return "relinquished"
-	case endStopped:
-		return "stopped"
-	case endEnded:
-		return "ended"
-	}
-	return "none"
+func newLeaseKeeper(clock elapsed, out leaseReports, log *slog.Logger) *leaseKeeper {
+	return &leaseKeeper{clock: clock, out: out, log: log, ended: make(chan struct{}, 1)}
 }
 
-// termEvent tells Run's callbacks that a term began or ended.
-type termEvent struct {
-	term  Term
-	began bool
+// start makes the candidate leader for term until deadline. It is called by
+// the engine only, and returns nil, starting nothing, once parent has
+// ended: a term never begins after Stop or a cancel.
+func (k *leaseKeeper) start(parent context.Context, t Term, deadline time.Duration) *lease {
+	ctx, cancel := context.WithCancel(parent)
+	t.ctx = ctx
+	l := &lease{term: t, extended: make(chan struct{}, 1), cancel: cancel}
+	l.deadline.Store(int64(deadline))
+	k.mu.Lock()
+	if parent.Err() != nil {
+		k.mu.Unlock()
+		cancel()
+		return nil
+	}
+	k.current.Store(l)
+	k.out.termBegan(t)
+	k.mu.Unlock()
+	k.watchdogs.Go(func() { k.watchdog(l) })
+	return l
 }
+
+// lease returns the current lease, nil when not leader.
+func (k *leaseKeeper) lease() *lease { return k.current.Load() }
+
+// holds reports whether l is still the current lease.
+func (k *leaseKeeper) holds(l *lease) bool { return k.current.Load() == l }
+
+// valid returns the current lease if its deadline has not passed: the
+// candidate may act as leader now.
+func (k *leaseKeeper) valid() *lease {
+	l := k.current.Load()
+	if l == nil || k.clock.now() >= l.deadlineAt() {
+		return nil
+	}
+	return l
+}
+
+// wait returns once every watchdog has ended (after the run's context did).
+func (k *leaseKeeper) wait() { k.watchdogs.Wait() }

@@ -19,7 +19,8 @@ type observer struct {
 	key    string
 	cfg    *config
 	ctx    context.Context
-	clock  func() time.Duration
+	clk    Clock
+	clock  func() time.Duration // the owner's time axis, on clk
 
 	gen      uint64        // the election generation joined
 	genKnown bool          // gen was taken from a record (not joined while the key was missing)
@@ -35,6 +36,7 @@ type observer struct {
 	gapAt    time.Duration // when it last failed
 	watched  bool          // a watch was opened before
 	eventAt  time.Duration // the earliest the watch event being handled may have arrived; -1: now
+	listened time.Duration // the last moment the loop found no watch event waiting
 	needRead bool          // a hint said something a read must confirm
 	lastRead time.Duration
 
@@ -64,9 +66,9 @@ type observer struct {
 	warned  []byte            // the foreign value already reported
 }
 
-func newObserver(ctx context.Context, client Backend, key string, cfg *config, clock func() time.Duration) observer {
+func newObserver(ctx context.Context, client Backend, key string, cfg *config, clock elapsed) observer {
 	return observer{
-		client: client, key: key, cfg: cfg, ctx: ctx, clock: clock,
+		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now,
 		watch: keyWatch{client: client, key: key}, eventAt: -1,
 	}
 }
@@ -111,14 +113,11 @@ func (o *observer) read(parent context.Context) (snapshot, error) {
 	o.readSent = o.clock()
 	ctx, cancel := o.reqCtx(parent)
 	defer cancel()
-	pair, err := getKey(ctx, o.client, o.key)
-	switch {
-	case errors.Is(err, store.ErrKeyNotFound):
-		return snapshot{kind: snapMissing}, nil
-	case err != nil:
+	s, err := readKey(ctx, o.client, o.key)
+	if err != nil {
 		return snapshot{}, &StoreError{Op: "get", Key: o.key, Err: err}
 	}
-	return snapshotOf(pair), nil
+	return s, nil
 }
 
 // adopt makes s the current state if it is later than what is known, and
@@ -481,13 +480,4 @@ func (o *observer) report(err *StoreError) {
 	if o.onError != nil {
 		o.onError(err)
 	}
-}
-
-// never is a time that does not come.
-const never = time.Duration(1<<63 - 1)
-
-// isConflict reports whether a compare-and-swap failed because the key
-// changed, appeared or vanished since it was read.
-func isConflict(err error) bool {
-	return errors.Is(err, store.ErrKeyModified) || errors.Is(err, store.ErrKeyExists) || errors.Is(err, store.ErrKeyNotFound)
 }

@@ -32,6 +32,7 @@ type config struct {
 	relinquishSchedule cron.Schedule
 	pollInterval       time.Duration
 	startupWait        time.Duration
+	clock              Clock
 	errs               []error // option errors found while applying options
 }
 
@@ -181,6 +182,9 @@ func newConfig(opts []Option) config {
 			o(&c)
 		}
 	}
+	if c.clock == nil {
+		c.clock = systemClock{}
+	}
 	return c
 }
 
@@ -246,4 +250,12 @@ func checkTTL(ttl time.Duration, client any) error {
 		return &TTLError{TTL: ttl, Min: lo, Max: MaxTTL}
 	}
 	return nil
+}
+
+// loggerOf is the configured logger, or one that discards.
+func loggerOf(c *config) *slog.Logger {
+	if c.logger == nil {
+		return slog.New(slog.DiscardHandler)
+	}
+	return c.logger
 }

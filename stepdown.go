@@ -1,0 +1,80 @@
+package leadership
+
+// Where a leader steps down: at its own deadline when no renewal confirmed
+// its lease in time (the watchdog), or when told to (Resign, a loss seen in
+// the record, a relinquish time, Stop, the end of the election).
+
+// endReason says why a term ended.
+type endReason int32
+
+const (
+	endNone       endReason = iota
+	endDeadline             // no renewal confirmed in time
+	endLost                 // the record shows someone else
+	endResigned             // Resign
+	endRelinquish           // a relinquish interval or schedule came due
+	endStopped              // Stop, or the run's context was cancelled
+	endEnded                // the election was ended
+)
+
+// watchdog ends the lease at its deadline unless a renewal moved it. It runs
+// on its own so that a store call that hangs cannot delay the step-down.
+func (k *leaseKeeper) watchdog(l *lease) {
+	ctx := l.term.ctx
+	t := k.clock.clk.NewTimer(l.deadlineAt() - k.clock.now())
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-l.extended:
+		case <-t.C():
+		}
+		left := l.deadlineAt() - k.clock.now()
+		if left <= 0 {
+			k.stepDown(l, endDeadline)
+			return
+		}
+		t.Reset(left)
+	}
+}
+
+// stepDown ends the lease if it is still the current one, and reports
+// whether this call ended it. It never blocks on a consumer or the store.
+func (k *leaseKeeper) stepDown(l *lease, why endReason) bool {
+	// The reason is claimed before the lease is cleared, so that the engine,
+	// which looks at the reason once it sees the lease gone, never finds it
+	// unset.
+	if l == nil || !l.reason.CompareAndSwap(int32(endNone), int32(why)) {
+		return false
+	}
+	k.mu.Lock()
+	k.current.CompareAndSwap(l, nil)
+	l.cancel()
+	k.out.termEnded(l.term)
+	k.mu.Unlock()
+	k.log.Debug("leadership: stepped down", "term", l.term.Token, "reason", why.String())
+	poke(k.ended)
+	return true
+}
+
+// stepDownNow ends the current lease, if any.
+func (k *leaseKeeper) stepDownNow(why endReason) { k.stepDown(k.current.Load(), why) }
+
+func (r endReason) String() string {
+	switch r {
+	case endDeadline:
+		return "deadline"
+	case endLost:
+		return "lost"
+	case endResigned:
+		return "resigned"
+	case endRelinquish:
+		return "relinquished"
+	case endStopped:
+		return "stopped"
+	case endEnded:
+		return "ended"
+	}
+	return "none"
+}
