@@ -39,7 +39,7 @@ type Timer interface {
 func WithClock(clk Clock) Option {
 	return func(c *config) {
 		if isNil(clk) {
-			c.errs = append(c.errs, &OptionError{Option: "WithClock", Reason: "the clock is nil"})
+			c.refuse("WithClock", "the clock is nil")
 			return
 		}
 		c.clock = clk

@@ -53,25 +53,7 @@ func (s *boolSink) handed() {
 }
 
 func (s *boolSink) run(stop <-chan struct{}) {
-	for {
-		v, ok := s.next()
-		if !ok {
-			select {
-			case <-s.wake:
-				continue
-			case <-stop:
-				s.closeOut()
-				return
-			}
-		}
-		select {
-		case s.out <- v:
-			s.handed()
-		case <-stop:
-			s.closeOut()
-			return
-		}
-	}
+	deliver(stop, s.wake, s.out, s.next, func(bool) { s.handed() }, func(*bool) { s.closeOut() })
 }
 
 // closeOut closes the channel so that the last value a reader sees is
@@ -148,25 +130,12 @@ func (s *queueSink[T]) pop() (v T, ok bool) {
 }
 
 func (s *queueSink[T]) run(stop <-chan struct{}) {
-	for {
-		v, ok := s.pop()
-		if !ok {
-			select {
-			case <-s.wake:
-				continue
-			case <-stop:
-				s.closeOut()
-				return
-			}
+	deliver(stop, s.wake, s.out, s.pop, func(T) {}, func(unsent *T) {
+		if unsent != nil {
+			s.keep(*unsent)
 		}
-		select {
-		case s.out <- v:
-		case <-stop:
-			s.keep(v)
-			s.closeOut()
-			return
-		}
-	}
+		s.closeOut()
+	})
 }
 
 // keep puts v into the buffer, dropping the oldest buffered value if full.
@@ -191,6 +160,32 @@ func (s *queueSink[T]) closeOut() {
 		s.keep(v)
 	}
 	close(s.out)
+}
+
+// deliver is the delivery loop of a sink: it hands each value next yields
+// to out, calling handed once out took it, and waits on wake when there is
+// none. When stop closes it calls stopped with the value it was trying to
+// hand over (nil if none) and returns.
+func deliver[T any](stop, wake <-chan struct{}, out chan<- T, next func() (T, bool), handed func(T), stopped func(unsent *T)) {
+	for {
+		v, ok := next()
+		if !ok {
+			select {
+			case <-wake:
+				continue
+			case <-stop:
+				stopped(nil)
+				return
+			}
+		}
+		select {
+		case out <- v:
+			handed(v)
+		case <-stop:
+			stopped(&v)
+			return
+		}
+	}
 }
 
 // poke wakes a goroutine waiting on a one-slot channel without blocking.

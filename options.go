@@ -46,12 +46,7 @@ func WithLogger(l *slog.Logger) Option {
 // Default: TTL/3. It must be positive and leave room before the deadline
 // (shorter than TTL minus the safety margin).
 func WithRenewInterval(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.errs = append(c.errs, &OptionError{Option: "WithRenewInterval", Reason: fmt.Sprintf("%v is not positive", d)})
-		}
-		c.renewInterval = d
-	}
+	return positiveDuration("WithRenewInterval", d, func(c *config) *time.Duration { return &c.renewInterval })
 }
 
 // WithSafetyMargin sets how long before the store could hand the lease to
@@ -60,25 +55,12 @@ func WithRenewInterval(d time.Duration) Option {
 // covers clock-rate drift and the time the leader's work needs to notice
 // the cancellation. Default: TTL/10. It must be at least zero and under TTL/2.
 func WithSafetyMargin(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.errs = append(c.errs, &OptionError{Option: "WithSafetyMargin", Reason: fmt.Sprintf("%v is negative", d)})
-		}
-		c.safetyMargin = d
-		if d == 0 {
-			c.safetyMargin = -1 // explicit zero, kept apart from "unset"
-		}
-	}
+	return nonNegativeDuration("WithSafetyMargin", d, true, func(c *config) *time.Duration { return &c.safetyMargin })
 }
 
 // WithRequestTimeout bounds every store request. Default: TTL/3, at most 10s.
 func WithRequestTimeout(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.errs = append(c.errs, &OptionError{Option: "WithRequestTimeout", Reason: fmt.Sprintf("%v is not positive", d)})
-		}
-		c.requestTimeout = d
-	}
+	return positiveDuration("WithRequestTimeout", d, func(c *config) *time.Duration { return &c.requestTimeout })
 }
 
 // WithRetryBackoff sets the first and the longest wait between retries after
@@ -87,7 +69,7 @@ func WithRequestTimeout(d time.Duration) Option {
 func WithRetryBackoff(minWait, maxWait time.Duration) Option {
 	return func(c *config) {
 		if minWait <= 0 || maxWait < minWait {
-			c.errs = append(c.errs, &OptionError{Option: "WithRetryBackoff", Reason: fmt.Sprintf("need 0 < min <= max, got %v and %v", minWait, maxWait)})
+			c.refuse("WithRetryBackoff", fmt.Sprintf("need 0 < min <= max, got %v and %v", minWait, maxWait))
 		}
 		c.retryMin, c.retryMax = minWait, maxWait
 	}
@@ -98,15 +80,7 @@ func WithRetryBackoff(minWait, maxWait time.Duration) Option {
 // else takes it in that time, the candidate takes it back. Default: TTL/4,
 // between 100ms and 2s.
 func WithResignHoldoff(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.errs = append(c.errs, &OptionError{Option: "WithResignHoldoff", Reason: fmt.Sprintf("%v is negative", d)})
-		}
-		c.resignHoldoff = d
-		if d == 0 {
-			c.resignHoldoff = -1
-		}
-	}
+	return nonNegativeDuration("WithResignHoldoff", d, true, func(c *config) *time.Duration { return &c.resignHoldoff })
 }
 
 // WithRelinquishInterval makes a leader step down after holding leadership
@@ -114,12 +88,7 @@ func WithResignHoldoff(d time.Duration) Option {
 // Zero, the default, never relinquishes. Ignored when
 // WithRelinquishSchedule is given.
 func WithRelinquishInterval(d time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.errs = append(c.errs, &OptionError{Option: "WithRelinquishInterval", Reason: fmt.Sprintf("%v is negative", d)})
-		}
-		c.relinquishInterval = d
-	}
+	return nonNegativeDuration("WithRelinquishInterval", d, false, func(c *config) *time.Duration { return &c.relinquishInterval })
 }
 
 // WithRelinquishSchedule makes a leader step down at every time of a
@@ -134,7 +103,7 @@ func WithRelinquishSchedule(spec string) Option {
 			return
 		}
 		if sched.Next(time.Now()).IsZero() {
-			c.errs = append(c.errs, &OptionError{Option: "WithRelinquishSchedule", Reason: fmt.Sprintf("%q never fires", spec)})
+			c.refuse("WithRelinquishSchedule", fmt.Sprintf("%q never fires", spec))
 			return
 		}
 		c.relinquishSpec, c.relinquishSchedule = spec, sched
@@ -145,12 +114,7 @@ func WithRelinquishSchedule(spec string) Option {
 // is not working, so that changes are still seen. Default: TTL/3 for
 // candidates, 1s for followers.
 func WithPollInterval(d time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.errs = append(c.errs, &OptionError{Option: "WithPollInterval", Reason: fmt.Sprintf("%v is not positive", d)})
-		}
-		c.pollInterval = d
-	}
+	return positiveDuration("WithPollInterval", d, func(c *config) *time.Duration { return &c.pollInterval })
 }
 
 // WithStartupWait makes a candidate begin its first term no sooner than d
@@ -166,12 +130,38 @@ func WithPollInterval(d time.Duration) Option {
 // holder's lease by themselves. Default: 0 (no wait). It must not be
 // negative.
 func WithStartupWait(d time.Duration) Option {
+	return nonNegativeDuration("WithStartupWait", d, false, func(c *config) *time.Duration { return &c.startupWait })
+}
+
+// positiveDuration is the option name setting the field of config that
+// field points to to d, which must be positive.
+func positiveDuration(name string, d time.Duration, field func(*config) *time.Duration) Option {
+	return func(c *config) {
+		if d <= 0 {
+			c.refuse(name, fmt.Sprintf("%v is not positive", d))
+		}
+		*field(c) = d
+	}
+}
+
+// nonNegativeDuration is the option name setting the field of config that
+// field points to to d, which must not be negative. With explicitZero, a
+// zero d is stored as -1, kept apart from "unset" (which takes a default).
+func nonNegativeDuration(name string, d time.Duration, explicitZero bool, field func(*config) *time.Duration) Option {
 	return func(c *config) {
 		if d < 0 {
-			c.errs = append(c.errs, &OptionError{Option: "WithStartupWait", Reason: fmt.Sprintf("%v is negative", d)})
+			c.refuse(name, fmt.Sprintf("%v is negative", d))
 		}
-		c.startupWait = d
+		*field(c) = d
+		if d == 0 && explicitZero {
+			*field(c) = -1
+		}
 	}
+}
+
+// refuse records that option cannot take its value, for the reason given.
+func (c *config) refuse(option, reason string) {
+	c.errs = append(c.errs, &OptionError{Option: option, Reason: reason})
 }
 
 // newConfig applies the options in order.
