@@ -89,9 +89,7 @@ func TestFollowerDropsVanishedLeaderWithinTTL(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Stop()
-		if got := <-leaders; got != "dead" {
-			t.Fatalf("first value %q", got)
-		}
+		nextNamed(t, leaders, "dead", "first value")
 		alive := NewCandidate(ha, "vanish", "alive", ttl)
 		if _, _, err := alive.RunForElection(); err != nil {
 			t.Fatal(err)
@@ -104,15 +102,11 @@ func TestFollowerDropsVanishedLeaderWithinTTL(t *testing.T) {
 		synctest.Wait()
 		gone := time.Now()
 		_ = hd.Close()
-		if got := <-leaders; got != "" {
-			t.Fatalf("after the vanish: %q, want \"\"", got)
-		}
+		nextNamed(t, leaders, "", "after the vanish")
 		if got, want := time.Since(gone), ttl-ttl/10; got != want {
 			t.Fatalf("follower named the vanished leader for %v, want exactly %v", got, want)
 		}
-		if got := <-leaders; got != alive.node {
-			t.Fatalf("after \"\": %q, want %q", got, alive.node)
-		}
+		nextNamed(t, leaders, alive.node, "after \"\"")
 		if got := time.Since(gone); got != ttl {
 			t.Fatalf("follower named the successor %v after the vanish, want exactly the TTL %v", got, ttl)
 		}

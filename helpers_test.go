@@ -235,3 +235,13 @@ func recordOf(t *testing.T, h Backend, key string) record {
 	}
 	return s.rec
 }
+
+// nextNamed receives the next leader name from leaders, with no deadline of
+// its own (the tests that use it run in a synctest bubble), and fails the
+// test unless it is want; when says at which point of the test.
+func nextNamed(t *testing.T, leaders <-chan string, want, when string) {
+	t.Helper()
+	if got := <-leaders; got != want {
+		t.Fatalf("%s: the follower named %q, want %q", when, got, want)
+	}
+}

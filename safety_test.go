@@ -106,21 +106,15 @@ func TestLateWatchEventDoesNotUndoDataLoss(t *testing.T) {
 		a, _ := leaderA(t, ha, ttl)
 		hf.watchDelay.Store(int64(1500 * time.Millisecond))
 		_, leaders := runFollower(t, hf)
-		if got := <-leaders; got != "a" {
-			t.Fatalf("first value %q", got)
-		}
+		nextNamed(t, leaders, "a", "first value")
 		time.Sleep(10*ttl/3 + 100*time.Millisecond) // just after a renewal
 		memory.LoseData(name)
 		a.Stop()
-		if got := <-leaders; got != "" {
-			t.Fatalf("after the loss: %q", got)
-		}
+		nextNamed(t, leaders, "", "after the loss")
 		// b joins and leads once the lost holder's lease surely ended.
 		b := NewCandidate(hb, "k", "b", ttl, WithStartupWait(ttl))
 		runCandidate(t, b)
-		if got := <-leaders; got != "b" {
-			t.Fatalf("after \"\", the follower named %q, want b", got)
-		}
+		nextNamed(t, leaders, "b", "after \"\"")
 	})
 }
 
@@ -133,17 +127,13 @@ func TestFollowerExpiryDoesNotWaitForHungRead(t *testing.T) {
 		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
 		leaderA(t, ha, ttl)
 		_, leaders := runFollower(t, hf)
-		if got := <-leaders; got != "a" {
-			t.Fatalf("first value %q", got)
-		}
+		nextNamed(t, leaders, "a", "first value")
 		time.Sleep(ttl / 3) // a renews now
 		synctest.Wait()
 		gone := time.Now()
 		ha.Disconnect() // a vanishes...
 		hf.hangGets.Store(true)
-		if got := <-leaders; got != "" { // ...and every read of f hangs
-			t.Fatalf("after the vanish: %q", got)
-		}
+		nextNamed(t, leaders, "", "after the vanish") // ...and every read of f hangs
 		if got, want := time.Since(gone), ttl-ttl/10; got > want {
 			t.Fatalf("named the vanished leader for %v, want at most %v", got, want)
 		}
@@ -275,15 +265,11 @@ func TestJoinedWhileMissingSurvivesOlderGeneration(t *testing.T) {
 		f, leaders := runFollower(t, hf)
 		c := NewCandidate(hc, "k", "c", ttl, WithStartupWait(ttl))
 		runCandidate(t, c)
-		if got := <-leaders; got != "" {
-			t.Fatalf("first value %q", got)
-		}
+		nextNamed(t, leaders, "", "first value")
 		ha.Reconnect()
 		// a re-creates the key with its generation 1 and leads again.
 		leadsSoon(t, a, term.Token, 2*ttl)
-		if got := <-leaders; got != "a" {
-			t.Fatalf("follower named %q, want a", got)
-		}
+		nextNamed(t, leaders, "a", "next value")
 		time.Sleep(2 * ttl)
 		if errors.Is(f.Err(), ErrElectionEnded) || errors.Is(c.Err(), ErrElectionEnded) {
 			t.Fatalf("told the election ended: follower %v, candidate %v", f.Err(), c.Err())
@@ -334,9 +320,7 @@ func TestFollowerDatesEventBacklogFromBeforeSlowRead(t *testing.T) {
 		// The follower's watch runs, so it polls every 3 poll intervals
 		// (3s): its next read is sent 3s from now.
 		_, leaders := runFollower(t, hf)
-		if got := <-leaders; got != "a" {
-			t.Fatalf("first value %q", got)
-		}
+		nextNamed(t, leaders, "a", "first value")
 		time.Sleep(2900 * time.Millisecond)
 		hf.getDelay.Store(int64(700 * time.Millisecond)) // the poll at 3s answers at 3.7s
 		time.Sleep(200 * time.Millisecond)
@@ -346,13 +330,9 @@ func TestFollowerDatesEventBacklogFromBeforeSlowRead(t *testing.T) {
 		hb.Disconnect() // b vanishes: its record stays, never renewed
 		hf.getDelay.Store(0)
 		for _, want := range []string{"", "b"} { // a's release, then b
-			if got := <-leaders; got != want {
-				t.Fatalf("the follower named %q, want %q", got, want)
-			}
+			nextNamed(t, leaders, want, "the follower")
 		}
-		if got := <-leaders; got != "" {
-			t.Fatalf("the follower named %q, want \"\"", got)
-		}
+		nextNamed(t, leaders, "", "the follower")
 		if d, bound := time.Since(bt.Began), ttl-ttl/10; d > bound {
 			t.Fatalf("the follower named the vanished b for %v after its acquire, bound %v", d, bound)
 		}
@@ -373,9 +353,7 @@ func TestFollowerNamesNoOneFromRecordRestoredAfterLoss(t *testing.T) {
 		_, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
 		_, leaders := runFollower(t, hf)
-		if got := <-leaders; got != "a" {
-			t.Fatalf("first value %q", got)
-		}
+		nextNamed(t, leaders, "a", "first value")
 		other, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		defer other.Close()
 		time.Sleep(ttl / 6)
@@ -386,9 +364,7 @@ func TestFollowerNamesNoOneFromRecordRestoredAfterLoss(t *testing.T) {
 		time.Sleep(ttl - ttl/6 + 50*time.Millisecond) // just after a renewal
 		ha.Disconnect()                               // a vanishes
 		<-span.done
-		if got := <-leaders; got != "" {
-			t.Fatalf("after a's deadline: %q", got)
-		}
+		nextNamed(t, leaders, "", "after a's deadline")
 		time.Sleep(ttl / 10)
 		memory.LoseData(name)
 		synctest.Wait() // the follower reads the key missing
