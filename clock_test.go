@@ -122,13 +122,7 @@ func TestLeaderRenewsOnInjectedClock(t *testing.T) {
 	clk := newFakeClock()
 	s := &countingStore{Backend: newCluster(t).handle()}
 	const ttl = time.Minute // an hour of leadership, advanced in renewal steps
-	c := NewCandidate(s, "clock", "a", ttl, WithClock(clk))
-	elected, _, err := c.RunForElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	recvUntil(t, elected, "elected", func(v bool) bool { return v })
+	c, _ := electedOnClock(t, s, clk, ttl)
 	term, _ := c.CurrentTerm()
 	if !term.Began.Equal(clk.Now()) {
 		t.Fatalf("term began at %v, want the injected clock's %v", term.Began, clk.Now())
@@ -149,13 +143,7 @@ func TestStepDownOnInjectedClock(t *testing.T) {
 	clk := newFakeClock()
 	h := newCluster(t).handle()
 	const ttl = 10 * time.Second
-	c := NewCandidate(h, "clock", "a", ttl, WithClock(clk))
-	elected, _, err := c.RunForElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	recvUntil(t, elected, "elected", func(v bool) bool { return v })
+	c, elected := electedOnClock(t, h, clk, ttl)
 	term, _ := c.CurrentTerm()
 	h.Disconnect()
 	// The deadline is the acquire's send time + TTL - margin (TTL/10).
@@ -182,13 +170,7 @@ func TestFollowerExpiryOnInjectedClock(t *testing.T) {
 	cl := newCluster(t)
 	ch := cl.handle()
 	const ttl = 10 * time.Second
-	c := NewCandidate(ch, "clock", "a", ttl, WithClock(clk))
-	elected, _, err := c.RunForElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Stop()
-	recvUntil(t, elected, "elected", func(v bool) bool { return v })
+	electedOnClock(t, ch, clk, ttl)
 	f := NewFollower(cl.handle(), "clock", WithClock(clk))
 	leaders, _, err := f.FollowElection()
 	if err != nil {
@@ -206,4 +188,18 @@ func TestFollowerExpiryOnInjectedClock(t *testing.T) {
 	if at := f.Current().At; !at.Equal(clk.Now()) {
 		t.Fatalf("observation at %v, want the injected clock's %v", at, clk.Now())
 	}
+}
+
+// electedOnClock runs candidate "a" for key "clock" of s on clk until the
+// test ends, and returns it, once elected, with its elected channel.
+func electedOnClock(t *testing.T, s Backend, clk Clock, ttl time.Duration) (*Candidate, <-chan bool) {
+	t.Helper()
+	c := NewCandidate(s, "clock", "a", ttl, WithClock(clk))
+	elected, _, err := c.RunForElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Stop)
+	recvUntil(t, elected, "elected", func(v bool) bool { return v })
+	return c, elected
 }
