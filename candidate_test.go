@@ -306,11 +306,7 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 	term, _ := old.CurrentTerm()
 	cut := time.Now()
 	stores[idx].Disconnect()
-	select {
-	case <-term.Context().Done():
-	case <-time.After(wait):
-		t.Fatal("partitioned leader's term never ended")
-	}
+	termEnds(t, term, "partitioned leader's term never ended")
 	steppedDown := time.Since(cut)
 	if steppedDown > ttl {
 		t.Fatalf("stepped down %v after the cut, later than its TTL %v", steppedDown, ttl)
@@ -333,12 +329,8 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 func TestStoreOutageRecovers(t *testing.T) {
 	c := newCluster(t)
 	rs := c.campaign("outage", 500*time.Millisecond, 2)
-	f := NewFollower(c.handle(), "outage")
-	leaders, ferrs, err := f.FollowElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
+	f := c.follow("outage")
+	leaders, ferrs := f.leaders, f.errs
 	old := leaderOf(t, rs)
 	recvUntil(t, leaders, "follower sees the leader", func(s string) bool { return s == old.name })
 

@@ -155,11 +155,7 @@ func TestStepDownOnInjectedClock(t *testing.T) {
 	if c.IsLeader() {
 		t.Fatal("IsLeader at the deadline")
 	}
-	select {
-	case <-term.Context().Done():
-	case <-time.After(wait):
-		t.Fatal("the term's context was not cancelled at the deadline")
-	}
+	termEnds(t, term, "the term's context was not cancelled at the deadline")
 	recvUntil(t, elected, "stepped down", func(v bool) bool { return !v })
 }
 

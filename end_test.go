@@ -10,12 +10,8 @@ import (
 func TestEndElectionTellsEveryone(t *testing.T) {
 	c := newCluster(t)
 	rs := c.campaign("end", time.Second, 3)
-	f := NewFollower(c.handle(), "end")
-	leaders, ferrs, err := f.FollowElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
+	f := c.follow("end")
+	leaders, ferrs := f.leaders, f.errs
 	l := leaderOf(t, rs)
 	term, _ := l.CurrentTerm()
 	recvUntil(t, leaders, "leader", func(s string) bool { return s == l.name })

@@ -13,12 +13,8 @@ import (
 
 func TestFollowerFirstValueAndChanges(t *testing.T) {
 	c := newCluster(t)
-	f := NewFollower(c.handle(), "follow")
-	leaders, _, err := f.FollowElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
+	f := c.follow("follow")
+	leaders := f.leaders
 	if got := recv(t, leaders, "first value"); got != "" {
 		t.Fatalf("first value %q, want \"\" with no election yet", got)
 	}
@@ -51,12 +47,8 @@ func TestFollowerStartsWithCurrentLeader(t *testing.T) {
 	c := newCluster(t)
 	rs := c.campaign("late", time.Minute, 1)
 	l := leaderOf(t, rs)
-	f := NewFollower(c.handle(), "late")
-	leaders, _, err := f.FollowElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
+	f := c.follow("late")
+	leaders := f.leaders
 	if got := recv(t, leaders, "first value"); got != l.name {
 		t.Fatalf("first value %q, want %q", got, l.name)
 	}

@@ -130,6 +130,36 @@ func (c *cluster) campaign(key string, ttl time.Duration, n int, opts ...Option)
 	return rs
 }
 
+// watcher is a follower whose channels are read by the test.
+type watcher struct {
+	*Follower
+	leaders <-chan string
+	errs    <-chan error
+}
+
+// follow starts a follower of key on its own handle, stopped when the test
+// ends.
+func (c *cluster) follow(key string, opts ...Option) *watcher {
+	c.t.Helper()
+	f := NewFollower(c.handle(), key, opts...)
+	leaders, errs, err := f.FollowElection()
+	if err != nil {
+		c.t.Fatalf("FollowElection: %v", err)
+	}
+	c.t.Cleanup(f.Stop)
+	return &watcher{Follower: f, leaders: leaders, errs: errs}
+}
+
+// termEnds fails the test with msg unless term's context ends within wait.
+func termEnds(t *testing.T, term Term, msg string) {
+	t.Helper()
+	select {
+	case <-term.Context().Done():
+	case <-time.After(wait):
+		t.Fatal(msg)
+	}
+}
+
 // leaderOf waits until exactly one runner leads, and returns it.
 func leaderOf(t *testing.T, rs []*runner) *runner {
 	t.Helper()

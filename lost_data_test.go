@@ -37,22 +37,14 @@ func TestStoreThatLostItsDataRecovers(t *testing.T) {
 	c := newCluster(t)
 	rs := c.campaign("wiped", 500*time.Millisecond, 3)
 	x := watchExclusion(t, rs[0].Candidate, rs[1].Candidate, rs[2].Candidate)
-	f := NewFollower(c.handle(), "wiped")
-	leaders, _, err := f.FollowElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
+	f := c.follow("wiped")
+	leaders := f.leaders
 	old := leaderOf(t, rs)
 	term, _ := old.CurrentTerm()
 	recvUntil(t, leaders, "follower names the leader", func(s string) bool { return s == old.name })
 
 	loseData(c.name)
-	select {
-	case <-term.Context().Done():
-	case <-time.After(wait):
-		t.Fatal("the leader kept its term after the store lost the record")
-	}
+	termEnds(t, term, "the leader kept its term after the store lost the record")
 	next, nt := nextTermOver(t, rs, term.Token)
 	// The old leader may win again at once (it knows it stepped down), so
 	// the name may not change: the term does.
@@ -75,12 +67,8 @@ func TestStoreRestoredFromBackupRecovers(t *testing.T) {
 	h := c.handle()
 	rs := c.campaign("restored", 500*time.Millisecond, 2)
 	x := watchExclusion(t, rs[0].Candidate, rs[1].Candidate)
-	f := NewFollower(c.handle(), "restored")
-	leaders, _, err := f.FollowElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
+	f := c.follow("restored")
+	leaders := f.leaders
 	first := leaderOf(t, rs)
 	backup, err := h.Get(ctxT(t), "restored", nil)
 	if err != nil {
@@ -96,11 +84,7 @@ func TestStoreRestoredFromBackupRecovers(t *testing.T) {
 	if err := h.Put(context.Background(), "restored", backup.Value, nil); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-st.Context().Done():
-	case <-time.After(wait):
-		t.Fatal("the leader kept its term after the store went back")
-	}
+	termEnds(t, st, "the leader kept its term after the store went back")
 	recvUntil(t, leaders, "follower names no one", func(s string) bool { return s == "" })
 	next, nt := nextTermOver(t, rs, st.Token)
 	recvUntil(t, leaders, "follower names the new leader", func(s string) bool { return s == next.name })
