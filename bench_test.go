@@ -145,7 +145,7 @@ func BenchmarkFollowerUpdate(b *testing.B) {
 	for i := range b.N {
 		rec := record{Leader: []string{"x", "y"}[i%2], ID: "id", Term: uint64(i + 1), TTLms: 60000}
 		start := time.Now()
-		_, pair, err := w.AtomicPut(ctx, "bench", rec.stamp(), prev.pair, nil)
+		_, pair, err := w.AtomicPut(ctx, "bench", rec.Stamp(), prev.pair, nil)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func BenchmarkIdleRenewal(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		rec.Seq++
-		ok, next, err := h.AtomicPut(ctx, "bench", rec.stamp(), pair, nil)
+		ok, next, err := h.AtomicPut(ctx, "bench", rec.Stamp(), pair, nil)
 		if err != nil || !ok {
 			b.Fatal(err)
 		}

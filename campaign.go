@@ -187,19 +187,19 @@ func (e *campaign) acquireAtRecord() time.Duration {
 	case s.kind == snapMissing:
 		return e.holdoffUntil
 	case s.kind == snapForeign:
-		return e.seenAt + max(e.ttl, s.rec.ttl())
+		return e.seenAt + max(e.ttl, s.rec.TTL())
 	case s.rec.ID == e.id && e.confirmedStill(s):
 		// Exactly our last confirmed write: no one wrote since, so no one
 		// else can have led since it was confirmed.
 		return 0
-	case s.rec.free() && s.rec.ttl() == 0:
+	case s.rec.Free() && s.rec.TTL() == 0:
 		return e.holdoffUntil
 	default:
 		// Held by another, or ended while someone held it: wait until the
 		// record has stayed unchanged for the holder's whole TTL, which is
 		// after that holder's own deadline.
-		at := e.seenAt + s.rec.ttl()
-		if s.rec.free() {
+		at := e.seenAt + s.rec.TTL()
+		if s.rec.Free() {
 			at = max(at, e.holdoffUntil)
 		}
 		return at

@@ -27,7 +27,7 @@ type casResult struct {
 // what was written (some stores answer with a later read), readBack reads
 // the key and the write is recognised by its token.
 func casRecord(ctx context.Context, client Backend, key string, next *record, prev *store.KVPair, readBack func() (snapshot, error)) (casResult, error) {
-	value := next.stamp()
+	value := next.Stamp()
 	ok, pair, err := casKey(ctx, client, key, value, prev)
 	switch {
 	case err != nil && isConflict(err), err == nil && !ok:

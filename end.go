@@ -43,9 +43,9 @@ func endElection(ctx context.Context, client Backend, key string) (*store.KVPair
 		case r.landed && r.pair == nil && r.later.kind == snapMissing:
 			return nil, 0, &StoreError{Op: "end", Key: key, Err: store.ErrKeyNotFound}
 		case r.landed && r.pair == nil:
-			return r.later.pair, next.ttl(), nil
+			return r.later.pair, next.TTL(), nil
 		case r.landed:
-			return r.pair, next.ttl(), nil
+			return r.pair, next.TTL(), nil
 		case ctx.Err() != nil:
 			return nil, 0, &StoreError{Op: "end", Key: key, Err: ctx.Err()}
 		}
@@ -60,7 +60,7 @@ func endedRecord(prev snapshot) record {
 		return record{Gen: 1, Ended: true}
 	}
 	next := prev.rec
-	if next.free() && !next.Ended {
+	if next.Free() && !next.Ended {
 		next.TTLms = 0
 	}
 	next.Gen++

@@ -12,14 +12,14 @@ import "time"
 // expiresAt is when the follower stops naming the current holder unless it
 // sees it renewed.
 func (e *following) expiresAt() time.Duration {
-	ttl := e.cur.rec.ttl()
+	ttl := e.cur.rec.TTL()
 	return e.freshAt + ttl - ttl/10
 }
 
 // checkAt is when a read checks a holder not seen renewed, in time to
 // answer before expiresAt.
 func (e *following) checkAt() time.Duration {
-	ttl := e.cur.rec.ttl()
+	ttl := e.cur.rec.TTL()
 	return e.freshAt + ttl - ttl/5
 }
 
@@ -75,6 +75,6 @@ func (e *following) lateWriteOfExpired(prev snapshot, before time.Duration) bool
 // sameTerm reports whether two snapshots show the same holder in the same
 // term of the same election.
 func sameTerm(a, b snapshot) bool {
-	return a.kind == snapRecord && b.kind == snapRecord && !a.rec.free() &&
+	return a.kind == snapRecord && b.kind == snapRecord && !a.rec.Free() &&
 		a.rec.ID == b.rec.ID && a.rec.Term == b.rec.Term && a.rec.Gen == b.rec.Gen
 }

@@ -52,7 +52,7 @@ func (e *following) run() error {
 
 // held reports whether the current record names a leader.
 func (e *following) held() bool {
-	return e.cur.kind == snapRecord && !e.cur.rec.free() && !e.cur.rec.Ended
+	return e.cur.kind == snapRecord && !e.cur.rec.Free() && !e.cur.rec.Ended
 }
 
 func (e *following) step() error {

@@ -136,7 +136,7 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 	}
 	current := s.kind == o.cur.kind && (s.kind == snapMissing || s.kind == snapRecord && s.rec.Token == o.cur.rec.Token)
 	if !fromWatch && o.hinted {
-		if s.kind != snapRecord || s.rec.Token != o.hint.Token && !s.rec.newerThan(&o.hint) {
+		if s.kind != snapRecord || s.rec.Token != o.hint.Token && !s.rec.NewerThan(&o.hint) {
 			// The record the watch showed is gone: the store went back
 			// again, and its holder may have renewed it, unseen (the
 			// reads failed, the watch was cut), until this read was sent.
@@ -156,21 +156,21 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 
 func (o *observer) adoptAt(s snapshot, fromWatch bool, obsAt time.Duration) bool {
 	if fromWatch && o.stale(s) {
-		if o.rewound && s.kind == snapRecord && !s.rec.free() {
+		if o.rewound && s.kind == snapRecord && !s.rec.Free() {
 			// A holder written after the store went back may act until its
 			// lease ends, even if the store loses that record again before
 			// a read shows it.
-			o.lostTill = max(o.lostTill, o.clock()+s.rec.ttl())
-			if s.rec.newerThan(&o.high) {
+			o.lostTill = max(o.lostTill, o.clock()+s.rec.TTL())
+			if s.rec.NewerThan(&o.high) {
 				// It may renew until a read shows the record gone (adopt),
 				// and a candidate that led when the store went back no
 				// longer knows that no one else leads (acquireAt).
-				if !o.hinted || s.rec.newerThan(&o.hint) {
+				if !o.hinted || s.rec.NewerThan(&o.hint) {
 					o.hint = s.rec
 				}
-				o.hinted, o.hintTTL = true, max(o.hintTTL, s.rec.ttl())
+				o.hinted, o.hintTTL = true, max(o.hintTTL, s.rec.TTL())
 				if s.rec.ID != o.lost.id {
-					o.lost = lostHolder{ttl: max(o.lost.ttl, s.rec.ttl())}
+					o.lost = lostHolder{ttl: max(o.lost.ttl, s.rec.TTL())}
 				}
 			}
 		}
@@ -200,7 +200,7 @@ func (o *observer) adoptAt(s snapshot, fromWatch bool, obsAt time.Duration) bool
 	// the newest one seen is still the past (a backup restored after a
 	// loss), not a new write: the store stays gone back until a record
 	// newer than this one shows who leads, and watch events stay hints.
-	past := o.rewound && o.cur.kind != snapRecord && s.kind == snapRecord && o.seen && !s.rec.newerThan(&o.high)
+	past := o.rewound && o.cur.kind != snapRecord && s.kind == snapRecord && o.seen && !s.rec.NewerThan(&o.high)
 	o.cur, o.seenAt, o.rewound = s, o.clock(), past
 	// A new state seen by a live event is about as old as the event. One
 	// seen by a read, or by an event while the store or the watch failed
@@ -249,7 +249,7 @@ func (o *observer) stale(s snapshot) bool {
 		return o.seen
 	case snapRecord:
 		// The newest record itself, repeated, tells nothing new.
-		return o.seen && !s.rec.newerThan(&o.high) && s.rec.Token != o.high.Token
+		return o.seen && !s.rec.NewerThan(&o.high) && s.rec.Token != o.high.Token
 	}
 	return false
 }
@@ -265,7 +265,7 @@ func (o *observer) rewritten(s snapshot) bool {
 // record, and the generation for an observer that joined while the key was
 // missing or saw the store go back to it.
 func (o *observer) noteRecord(r record) {
-	if !o.seen || r.newerThan(&o.high) {
+	if !o.seen || r.NewerThan(&o.high) {
 		o.high = r
 	}
 	o.seen = true
@@ -295,7 +295,7 @@ func (o *observer) wentBack(s snapshot) bool {
 	case snapMissing:
 		return true
 	case snapRecord:
-		return !s.rec.newerThan(&o.cur.rec) && s.rec.Token != o.cur.rec.Token
+		return !s.rec.NewerThan(&o.cur.rec) && s.rec.Token != o.cur.rec.Token
 	}
 	return false
 }
@@ -312,9 +312,9 @@ type lostHolder struct {
 // (acquireAt); followers name no one until a new write shows who leads.
 func (o *observer) goBack(s snapshot) {
 	if !o.rewound {
-		o.lost = lostHolder{id: o.cur.rec.ID, ttl: o.cur.rec.ttl()}
+		o.lost = lostHolder{id: o.cur.rec.ID, ttl: o.cur.rec.TTL()}
 	} else if o.cur.rec.ID != o.lost.id {
-		o.lost = lostHolder{ttl: max(o.lost.ttl, o.cur.rec.ttl())}
+		o.lost = lostHolder{ttl: max(o.lost.ttl, o.cur.rec.TTL())}
 	}
 	o.cfg.logger.Warn("leadership: the store went back in time (lost or restored its data)", "key", o.key,
 		"term", o.cur.rec.Term, "now", s.rec.Term)

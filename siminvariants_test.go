@@ -261,7 +261,7 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair) {
 		// term that goes down (an end written from a view older than the
 		// record it replaced, over a reused index).
 		if old, now := c.run.decode(c.current), c.run.decode(pair.Value); old.ok && now.ok &&
-			(!now.rec.newerThan(&old.rec) || now.rec.Term < old.rec.Term) && now.rec.Token != old.rec.Token {
+			(!now.rec.NewerThan(&old.rec) || now.rec.Term < old.rec.Term) && now.rec.Token != old.rec.Token {
 			c.seq++
 			c.goBacks = append(c.goBacks, simGoBack{at: time.Now(), kind: "older write", seq: c.seq})
 			c.run.logf("the store went back in time: %s over %s", now.desc, old.desc)
@@ -274,12 +274,12 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair) {
 	}
 	d := c.run.decode(pair.Value)
 	rec := d.rec
-	if !d.ok || rec.free() || rec.Ended {
+	if !d.ok || rec.Free() || rec.Ended {
 		return
 	}
 	h := simHolder{rec.Leader, rec.Term}
 	c.seq++
-	c.applies[h] = append(c.applies[h], simApply{at: time.Now(), ttl: rec.ttl(), seq: c.seq})
+	c.applies[h] = append(c.applies[h], simApply{at: time.Now(), ttl: rec.TTL(), seq: c.seq})
 }
 
 // shown records a value a participant was shown, by how ("get", "put",
@@ -730,7 +730,7 @@ func (c *simChecker) restoreCandidates(cur []byte) [][]byte {
 	var out [][]byte
 	for _, v := range c.history {
 		d := c.run.decode(v)
-		if d.ok && (cur == nil || !now.ok || now.rec.newerThan(&d.rec)) {
+		if d.ok && (cur == nil || !now.ok || now.rec.NewerThan(&d.rec)) {
 			out = append(out, v)
 		}
 	}

@@ -414,7 +414,7 @@ func (r *simRun) decode(v []byte) *simRec {
 		switch {
 		case rec.Ended:
 			d.desc += " ended"
-		case rec.free():
+		case rec.Free():
 			d.desc += " free"
 		default:
 			d.desc += " " + rec.Leader

@@ -12,6 +12,7 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/internal/electionrecord"
 )
 
 const statusAbout = `
@@ -57,42 +58,18 @@ func statusCommand() *command {
 	}
 }
 
-// electionRecord is what status reads of the record the library keeps at
-// an election's key (type record in the root package's record.go): the
-// holder, and the counters that every write raises.
-type electionRecord struct {
-	Version int    `json:"v"`
-	Leader  string `json:"leader"`
-	ID      string `json:"id"`     // holder's instance id; "" when free
-	Term    uint64 `json:"term"`   // fencing token of the current or last term
-	Seq     uint64 `json:"seq"`    // writes since the term began
-	TTLms   int64  `json:"ttl_ms"` // lease the holder promised to honour
-	Gen     uint64 `json:"gen"`    // election generation
-	Ended   bool   `json:"ended"`  // the election of generation Gen has ended
-}
+// electionRecord is the record the library keeps at an election's key
+// (package internal/electionrecord): the holder, and the counters that
+// every write raises.
+type electionRecord = electionrecord.Record
 
-// electionRecordVersion is the record format version status reads.
-const electionRecordVersion = 1
+// heldRecord reports whether r names a holder of a running election.
+func heldRecord(r *electionRecord) bool { return !r.Free() && !r.Ended }
 
-// held reports whether the record names a holder of a running election.
-func (r *electionRecord) held() bool { return r.ID != "" && !r.Ended }
-
-// ttl is the holder's lease, capped at the longest TTL the library allows
-// (a longer one was not written by a candidate).
-func (r *electionRecord) ttl() time.Duration {
-	return min(time.Duration(max(r.TTLms, 0))*time.Millisecond, leadership.MaxTTL)
-}
-
-// newerThan reports whether r was written after o: every write raises the
-// generation, the term or the sequence.
-func (r *electionRecord) newerThan(o *electionRecord) bool {
-	if r.Gen != o.Gen {
-		return r.Gen > o.Gen
-	}
-	if r.Term != o.Term {
-		return r.Term > o.Term
-	}
-	return r.Seq > o.Seq
+// holderTTL is the holder's lease, capped at the longest TTL the library
+// allows (a longer one was not written by a candidate).
+func holderTTL(r *electionRecord) time.Duration {
+	return min(max(r.TTL(), 0), leadership.MaxTTL)
 }
 
 // electionState is one read of the election key.
@@ -103,7 +80,7 @@ type electionState struct {
 }
 
 // held reports whether the state names a holder of a running election.
-func (s *electionState) held() bool { return !s.missing && s.rec.held() }
+func (s *electionState) held() bool { return !s.missing && heldRecord(&s.rec) }
 
 // foreignValueError is the outcome of status when the key holds a value
 // that is not an election record status can read (another program's value,
@@ -157,9 +134,8 @@ func readElection(ctx context.Context, kv store.Store, key string, timeout time.
 	case pair == nil || len(bytes.TrimSpace(pair.Value)) == 0:
 		return electionState{missing: true, at: at}, nil
 	}
-	var rec electionRecord
-	v := bytes.TrimSpace(pair.Value)
-	if v[0] != '{' || json.Unmarshal(v, &rec) != nil || rec.Version != electionRecordVersion {
+	rec, ok := electionrecord.Decode(pair.Value)
+	if !ok {
 		return electionState{}, &foreignValueError{Key: key}
 	}
 	return electionState{rec: rec, at: at}, nil
@@ -183,7 +159,7 @@ func statusTiming(ttl time.Duration) (poll, readTimeout, slack time.Duration) {
 // holder rewrites its record within its TTL (every renewal lands before its
 // lease deadline), so a read started that late sees its renewal.
 func confirmLeader(ctx context.Context, kv store.Store, key string, first electionState) (electionState, error) {
-	ttl := first.rec.ttl()
+	ttl := holderTTL(&first.rec)
 	poll, readTimeout, slack := statusTiming(ttl)
 	deadline := first.at.Add(ttl + slack)
 	prev := first
@@ -208,9 +184,9 @@ func confirmLeader(ctx context.Context, kv store.Store, key string, first electi
 			if ctx.Err() != nil {
 				return electionState{}, interrupted(first)
 			}
-		case !s.held() || s.rec.newerThan(&prev.rec):
+		case !s.held() || s.rec.NewerThan(&prev.rec):
 			return s, nil // a write: a renewal, a new term, a release or an end
-		case prev.rec.newerThan(&s.rec):
+		case prev.rec.NewerThan(&s.rec):
 			prev = s // the store went back in time: only a later write counts
 		}
 		if !started.Before(deadline) {

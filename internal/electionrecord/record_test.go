@@ -1,0 +1,54 @@
+package electionrecord
+
+import (
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// A stamped record decodes to itself, and every stamp is a new token.
+func TestStampDecodes(t *testing.T) {
+	r := Record{Leader: "a", ID: "x1", Term: 3, Seq: 2, TTLms: 1500, Gen: 1}
+	first := r.Stamp()
+	token := r.Token
+	got, ok := Decode(first)
+	if !ok || got != r {
+		t.Fatalf("Decode(Stamp()) = %+v, %v; want %+v", got, ok, r)
+	}
+	r.Stamp()
+	if r.Token == token {
+		t.Fatal("two stamps gave one token")
+	}
+	if got.TTL().Milliseconds() != 1500 || got.Free() {
+		t.Fatalf("TTL %v, Free %v", got.TTL(), got.Free())
+	}
+}
+
+// Values the library did not write are not records; a later version
+// yields only its term and TTL.
+func TestDecodeForeignAndLater(t *testing.T) {
+	for _, v := range []string{"", "  ", "leader-a", "[1]", `{"v":0}`, `{"v":"x"}`, "{"} {
+		if _, ok := Decode([]byte(v)); ok {
+			t.Errorf("Decode(%q) is a record", v)
+		}
+	}
+	got, ok := Decode([]byte(` {"v":2,"leader":"future","term":41,"ttl_ms":400} `))
+	if ok || got != (Record{Term: 41, TTLms: 400}) {
+		t.Fatalf("later version: %+v, %v", got, ok)
+	}
+}
+
+// Records are ordered by generation, then term, then sequence.
+func TestNewerThan(t *testing.T) {
+	base := Record{Gen: 1, Term: 5, Seq: 5}
+	for _, newer := range []Record{{Gen: 2}, {Gen: 1, Term: 6}, {Gen: 1, Term: 5, Seq: 6}} {
+		if !newer.NewerThan(&base) || base.NewerThan(&newer) {
+			t.Errorf("%+v is not newer than %+v", newer, base)
+		}
+	}
+	if base.NewerThan(&base) {
+		t.Error("a record is newer than itself")
+	}
+}
