@@ -97,10 +97,7 @@ func TestRelinquishInterval(t *testing.T) {
 	rs := c.campaign("relinquish", time.Second, 2, WithRelinquishInterval(300*time.Millisecond), WithResignHoldoff(time.Second))
 	watchExclusion(t, rs[0].Candidate, rs[1].Candidate)
 	first := leaderOf(t, rs)
-	other := rs[0]
-	if other == first {
-		other = rs[1]
-	}
+	other := except(rs, first)[0]
 	// The waiting candidate wins, not the one that stepped down.
 	recvUntil(t, other.elected, "the other leads after the interval", func(v bool) bool { return v })
 	recvUntil(t, first.elected, "and back", func(v bool) bool { return v })
@@ -110,10 +107,7 @@ func TestRelinquishSchedule(t *testing.T) {
 	c := newCluster(t)
 	rs := c.campaign("sched", time.Second, 2, WithRelinquishSchedule("@every 1s"), WithRelinquishInterval(time.Hour))
 	first := leaderOf(t, rs)
-	other := rs[0]
-	if other == first {
-		other = rs[1]
-	}
+	other := except(rs, first)[0]
 	recvUntil(t, other.elected, "handoff on schedule", func(v bool) bool { return v })
 }
 

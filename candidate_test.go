@@ -72,13 +72,7 @@ func TestResignHandsOver(t *testing.T) {
 	if !recvUntil(t, old.elected, "old leader false", func(v bool) bool { return !v }) == false {
 		t.Fatal("unreachable")
 	}
-	var others []*runner
-	for _, r := range rs {
-		if r != old {
-			others = append(others, r)
-		}
-	}
-	next := leaderOf(t, others)
+	next := leaderOf(t, except(rs, old))
 	nt, _ := next.CurrentTerm()
 	if nt.Token <= term.Token {
 		t.Fatalf("new term %d not above old %d", nt.Token, term.Token)
@@ -89,10 +83,7 @@ func TestResignWithoutLeadershipDoesNothing(t *testing.T) {
 	c := newCluster(t)
 	rs := c.campaign("noop", time.Second, 2)
 	leader := leaderOf(t, rs)
-	other := rs[0]
-	if other == leader {
-		other = rs[1]
-	}
+	other := except(rs, leader)[0]
 	other.Resign()
 	other.Resign()
 	time.Sleep(200 * time.Millisecond)
@@ -126,10 +117,7 @@ func TestStopReleasesAtOnce(t *testing.T) {
 	// A TTL far longer than the test's deadline: only a release can hand over.
 	rs := c.campaign("stop", time.Minute, 2)
 	old := leaderOf(t, rs)
-	next := rs[0]
-	if next == old {
-		next = rs[1]
-	}
+	next := except(rs, old)[0]
 	old.Stop()
 	if old.IsLeader() {
 		t.Fatal("IsLeader after Stop")
@@ -312,13 +300,7 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 		t.Fatalf("stepped down %v after the cut, later than its TTL %v", steppedDown, ttl)
 	}
 	recvUntil(t, old.errs, "partitioned leader reports store errors", func(error) bool { return true })
-	var others []*runner
-	for _, r := range rs {
-		if r != old {
-			others = append(others, r)
-		}
-	}
-	next := leaderOf(t, others)
+	next := leaderOf(t, except(rs, old))
 	nt, _ := next.CurrentTerm()
 	if nt.Token <= term.Token {
 		t.Fatalf("token %d after %d", nt.Token, term.Token)

@@ -30,10 +30,7 @@ func TestFollowerFirstValueAndChanges(t *testing.T) {
 
 	// A clean release is seen at once (the TTL is a minute).
 	l.Stop()
-	next := rs[0]
-	if next == l {
-		next = rs[1]
-	}
+	next := except(rs, l)[0]
 	got := recvUntil(t, leaders, "after the release", func(s string) bool { return s != l.name })
 	if got != "" && got != next.name {
 		t.Fatalf("after release: %q", got)

@@ -160,6 +160,17 @@ func termEnds(t *testing.T, term Term, msg string) {
 	}
 }
 
+// except returns the runners of rs other than r.
+func except(rs []*runner, r *runner) []*runner {
+	var others []*runner
+	for _, o := range rs {
+		if o != r {
+			others = append(others, o)
+		}
+	}
+	return others
+}
+
 // leaderOf waits until exactly one runner leads, and returns it.
 func leaderOf(t *testing.T, rs []*runner) *runner {
 	t.Helper()
