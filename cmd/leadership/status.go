@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -84,15 +85,9 @@ func (r *electionRecord) ttl() time.Duration {
 }
 
 // newerThan reports whether r was written after o: every write raises the
-// generation, the term or the sequence.
+// generation, the term or the sequence, so (Gen, Term, Seq) orders them.
 func (r *electionRecord) newerThan(o *electionRecord) bool {
-	if r.Gen != o.Gen {
-		return r.Gen > o.Gen
-	}
-	if r.Term != o.Term {
-		return r.Term > o.Term
-	}
-	return r.Seq > o.Seq
+	return cmp.Or(cmp.Compare(r.Gen, o.Gen), cmp.Compare(r.Term, o.Term), cmp.Compare(r.Seq, o.Seq)) > 0
 }
 
 // electionState is one read of the election key.
