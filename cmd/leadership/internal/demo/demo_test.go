@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log"
 	"net/http"
@@ -116,23 +117,23 @@ func TestRecorderWaitFor(t *testing.T) {
 	if err != nil || i != 0 || e.text != "first" {
 		t.Fatalf("past event: %v %d %v", e, i, err)
 	}
+	later, stop := context.WithTimeout(context.Background(), 30*time.Second)
+	defer stop()
 	done, from := make(chan error, 1), r.mark()
 	go func() {
-		_, i, err := r.waitFor(context.Background(), from, func(e event) bool { return e.text == "later" })
-		if err == nil && i != 2 {
+		_, i, err := r.waitFor(later, from, func(e event) bool { return e.text == "later" })
+		switch {
+		case err != nil:
+			err = fmt.Errorf("waitFor did not see a later event: %w", err)
+		case i != 2:
 			err = errors.New("wrong index")
 		}
 		done <- err
 	}()
 	r.add(event{kind: evNote, text: "other"})
 	r.add(event{kind: evNote, text: "later"})
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("waitFor did not see a later event")
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
