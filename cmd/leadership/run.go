@@ -62,8 +62,7 @@ it ends, whatever is left in its group is killed. If run itself is killed
 COMMAND started are not covered by that: use exec in wrapper scripts.
 Elections, losses and COMMAND's start and stop are logged on stderr.` + storeAbout
 
-const runExits = `  4  the election was ended (leadership end)
-  127  COMMAND could not be found or started
+const runExits = endedExit + `  127  COMMAND could not be found or started
   otherwise, when COMMAND exits by itself while leading: COMMAND's exit
   status (128+N if signal N ended it)
 `
