@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
 	"strings"
 	"testing"
 
@@ -10,6 +9,16 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// captureOutput sends what the tool prints to two buffers until the test
+// ends, and returns them.
+func captureOutput(t *testing.T) (out, errOut *bytes.Buffer) {
+	out, errOut = &bytes.Buffer{}, &bytes.Buffer{}
+	saved, savedErr := stdout, stderr
+	stdout, stderr = out, errOut
+	t.Cleanup(func() { stdout, stderr = saved, savedErr })
+	return out, errOut
+}
 
 func TestSummarizeNearestRank(t *testing.T) {
 	xs := make([]float64, 100)
@@ -40,9 +49,7 @@ func TestSplitURL(t *testing.T) {
 // A short run on the embedded store goes through every phase and prints
 // the table.
 func TestQuickRunOnMemory(t *testing.T) {
-	var out, errOut bytes.Buffer
-	stdout, stderr = &out, &errOut
-	defer func() { stdout, stderr = os.Stdout, os.Stderr }()
+	out, errOut := captureOutput(t)
 	args := []string{"--backends", "memory", "--rounds", "3", "--crash-rounds", "1", "--idle", "1s", "--ttl", "300ms", "--holdoff", "50ms"}
 	if rc := run(args); rc != 0 {
 		t.Fatalf("exit %d\n%s\n%s", rc, out.String(), errOut.String())
@@ -54,9 +61,7 @@ func TestQuickRunOnMemory(t *testing.T) {
 }
 
 func TestBadFlags(t *testing.T) {
-	var errOut bytes.Buffer
-	stdout, stderr = &bytes.Buffer{}, &errOut
-	defer func() { stdout, stderr = os.Stdout, os.Stderr }()
+	captureOutput(t)
 	for _, args := range [][]string{{"--rounds", "0"}, {"--ttl", "1ms"}, {"--store", "nourl"}, {"extra"}} {
 		if rc := run(args); rc != 2 {
 			t.Errorf("%v: exit %d, want 2", args, rc)

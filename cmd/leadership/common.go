@@ -187,6 +187,33 @@ func (e *electionFlags) follow(ctx context.Context) (f *leadership.Follower, err
 	return f, errs, func() { f.Stop(); _ = kv.Close() }, nil
 }
 
+// endedExit documents exit code 4, of every command that watches an
+// election until it ends.
+const endedExit = "  4  the election was ended (leadership end)\n"
+
+// electionCommand completes c, a command whose flags are the election's
+// (--store, --key) and, when jsonUsage is not "", --json with that usage:
+// it sets c's synopsis and its setup, which runs run once the flags are
+// parsed and valid and no argument is left (asJSON is false without
+// --json).
+func electionCommand(c command, jsonUsage string, run func(ctx context.Context, ef electionFlags, asJSON bool, s streams) error) *command {
+	name := c.name
+	c.args = "--store URL --key KEY"
+	if jsonUsage != "" {
+		c.args += " [--json]"
+	}
+	c.setup = func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
+		var ef electionFlags
+		ef.add(fs)
+		asJSON := new(bool)
+		if jsonUsage != "" {
+			asJSON = fs.Bool("json", false, jsonUsage)
+		}
+		return flagsOnly(name, ef.validate, func(ctx context.Context, s streams) error { return run(ctx, ef, *asJSON, s) })
+	}
+	return &c
+}
+
 // flagsOnly is the run function of the command cmd, which takes flags
 // only: it rejects arguments, checks the parsed flags with validate, and
 // runs run.

@@ -67,7 +67,8 @@ func demoCommand() *command {
 					return newLeaderProxy(current, cfg.Key, proxyDefaultHealthPath, &logger{w: io.Discard})
 				}
 				err := demo.Run(ctx, cfg, s.stdout)
-				if errors.Is(err, demo.ErrInvalidConfig) {
+				var ce *demo.ConfigError
+				if errors.As(err, &ce) {
 					return usageErrorf("--%v", err)
 				}
 				return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 
 	"github.com/leadership-go/leadership"
@@ -20,17 +19,11 @@ Prints the leader the election had and what was done.` + storeAbout
 
 // endCommand describes the end subcommand.
 func endCommand() *command {
-	return &command{
+	return electionCommand(command{
 		name:    "end",
-		args:    "--store URL --key KEY",
 		summary: "end the election for every candidate and follower",
 		about:   endAbout,
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
-			var ef electionFlags
-			ef.add(fs)
-			return flagsOnly("end", ef.validate, func(ctx context.Context, s streams) error { return runEnd(ctx, ef, s) })
-		},
-	}
+	}, "", func(ctx context.Context, ef electionFlags, _ bool, s streams) error { return runEnd(ctx, ef, s) })
 }
 
 // runEnd reads who leads, ends the election and says so.

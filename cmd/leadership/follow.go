@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 
 	"github.com/leadership-go/leadership"
@@ -28,19 +27,12 @@ Store errors are reported on stderr; follow keeps trying.` + storeAbout
 
 // followCommand describes the follow subcommand.
 func followCommand() *command {
-	return &command{
+	return electionCommand(command{
 		name:    "follow",
-		args:    "--store URL --key KEY [--json]",
 		summary: "print the leader, then every change, one line each",
 		about:   followAbout,
-		exits:   "  4  the election was ended (leadership end)\n",
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
-			var ef electionFlags
-			ef.add(fs)
-			asJSON := fs.Bool("json", false, "print one JSON object per line")
-			return flagsOnly("follow", ef.validate, func(ctx context.Context, s streams) error { return runFollow(ctx, ef, *asJSON, s) })
-		},
-	}
+		exits:   endedExit,
+	}, "print one JSON object per line", runFollow)
 }
 
 // runFollow follows the election and prints every observation until ctx

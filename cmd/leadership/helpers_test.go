@@ -308,16 +308,6 @@ func (p *inProcess) wait(t *testing.T, timeout time.Duration) int {
 	}
 }
 
-// ended reports whether the command has returned.
-func (p *inProcess) ended() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
-
 // testBinary builds the leadership command into a temporary directory.
 func testBinary(t *testing.T) string {
 	t.Helper()

@@ -71,7 +71,7 @@ func proxyCommand() *command {
 		args:    "--store URL --key KEY --listen ADDR [--health-path PATH]",
 		summary: "HTTP reverse proxy to whichever process leads (names are addresses)",
 		about:   proxyAbout,
-		exits:   "  4  the election was ended (leadership end)\n",
+		exits:   endedExit,
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
 			var cfg proxyConfig
 			cfg.add(fs)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"strings"
 	"time"
@@ -43,19 +42,12 @@ const statusExits = `  3  the election has no leader (nothing at --key, or it is
 
 // statusCommand describes the status subcommand.
 func statusCommand() *command {
-	return &command{
+	return electionCommand(command{
 		name:    "status",
-		args:    "--store URL --key KEY [--json]",
 		summary: "print the leader once seen renewing its lease (may wait up to its TTL)",
 		about:   statusAbout,
 		exits:   statusExits,
-		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
-			var ef electionFlags
-			ef.add(fs)
-			asJSON := fs.Bool("json", false, "print a JSON object")
-			return flagsOnly("status", ef.validate, func(ctx context.Context, s streams) error { return runStatus(ctx, ef, *asJSON, s) })
-		},
-	}
+	}, "print a JSON object", runStatus)
 }
 
 // electionRecord is the record the library keeps at an election's key

@@ -7,16 +7,7 @@ import (
 	"time"
 )
 
-var (
-	// ErrInvalidConfig matches every *ConfigError.
-	ErrInvalidConfig = errors.New("demo: invalid setting")
-	// ErrMissingEvent matches every *MissingEventError: something the demo
-	// waits for did not happen in time.
-	ErrMissingEvent = errors.New("demo: an expected event did not happen")
-	// ErrViolation matches every *ViolationError: the demo saw a guarantee
-	// broken.
-	ErrViolation = errors.New("demo: a guarantee was broken")
-)
+// The errors Run returns are told apart by their type, with errors.As.
 
 // ConfigError names a bad setting of Config.
 type ConfigError struct {
@@ -27,9 +18,6 @@ type ConfigError struct {
 
 // Error describes the error as "FIELD VALUE: REASON".
 func (e *ConfigError) Error() string { return e.Field + " " + e.Value + ": " + e.Reason }
-
-// Is reports whether target is ErrInvalidConfig.
-func (e *ConfigError) Is(target error) bool { return target == ErrInvalidConfig }
 
 // MissingEventError says what the demo waited for in vain.
 type MissingEventError struct {
@@ -49,9 +37,6 @@ func (e *MissingEventError) Error() string {
 // Unwrap returns why the wait ended.
 func (e *MissingEventError) Unwrap() error { return e.Err }
 
-// Is reports whether target is ErrMissingEvent.
-func (e *MissingEventError) Is(target error) bool { return target == ErrMissingEvent }
-
 // ViolationError describes a broken guarantee: two leaders at once, a
 // fencing token that did not grow, a request not answered by the leader.
 type ViolationError struct {
@@ -60,9 +45,6 @@ type ViolationError struct {
 
 // Error describes the violation.
 func (e *ViolationError) Error() string { return e.What }
-
-// Is reports whether target is ErrViolation.
-func (e *ViolationError) Is(target error) bool { return target == ErrViolation }
 
 // violationf formats a *ViolationError.
 func violationf(format string, a ...any) error {
