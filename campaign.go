@@ -434,7 +434,11 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 				h.renewDue = min(h.renewDue, e.clock()+e.cfg.renewInterval)
 			}
 		} else {
-			e.leases.stepDown(h.lease, endLost)
+			why := endLost
+			if e.ended() {
+				why = endEnded
+			}
+			e.leases.stepDown(h.lease, why)
 			e.hold = nil
 		}
 	}

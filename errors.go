@@ -31,6 +31,19 @@ var (
 	// election that EndElection or DeleteElection ended; their channels close
 	// after it.
 	ErrElectionEnded = errors.New("leadership: election ended")
+	// ErrResigned is why a term ended after Resign (see TermEndedError).
+	ErrResigned = errors.New("leadership: resigned")
+	// ErrRelinquished is why a term ended when its relinquish interval or
+	// schedule came due (WithRelinquishInterval, WithRelinquishSchedule).
+	ErrRelinquished = errors.New("leadership: relinquished")
+	// ErrLeaseExpired is why a term ended when no renewal was confirmed by
+	// the store before the leader's deadline: the leader stepped down on
+	// its own clock, before the store could give the lease to another.
+	ErrLeaseExpired = errors.New("leadership: lease expired without a confirmed renewal")
+	// ErrLostLeadership is why a term ended when the record showed that
+	// the candidate no longer holds it: another took it, or the store lost
+	// or went back on the write.
+	ErrLostLeadership = errors.New("leadership: leadership lost")
 	// ErrStore matches every error that comes from the store (see StoreError).
 	ErrStore = errors.New("leadership: store error")
 	// ErrForeignValue is reported when the election key holds a value this
@@ -95,3 +108,20 @@ func (e *OptionError) Unwrap() error { return e.Err }
 
 // Is reports whether target is ErrInvalidOption.
 func (e *OptionError) Is(target error) bool { return target == ErrInvalidOption }
+
+// TermEndedError is the cause (context.Cause) of a term's context once the
+// term ended: which term, and why. Reason is ErrResigned, ErrRelinquished,
+// ErrLeaseExpired, ErrLostLeadership, ErrElectionEnded or ErrStopped, and
+// errors.Is matches it.
+type TermEndedError struct {
+	Token  uint64 // the term's fencing token
+	Reason error  // why it ended: one of the sentinels above
+}
+
+// Error describes the error.
+func (e *TermEndedError) Error() string {
+	return fmt.Sprintf("leadership: term %d ended: %v", e.Token, e.Reason)
+}
+
+// Unwrap returns the reason.
+func (e *TermEndedError) Unwrap() error { return e.Reason }

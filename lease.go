@@ -16,7 +16,7 @@ type lease struct {
 	term     Term
 	deadline atomic.Int64 // on the candidate's time axis (nanoseconds since its start)
 	extended chan struct{}
-	cancel   context.CancelFunc
+	cancel   context.CancelCauseFunc // with a *TermEndedError
 	reason   atomic.Int32 // an endReason, set once when the lease ends
 }
 
@@ -67,14 +67,14 @@ func newLeaseKeeper(clock elapsed, out leaseReports, log *slog.Logger) *leaseKee
 // the engine only, and returns nil, starting nothing, once parent has
 // ended: a term never begins after Stop or a cancel.
 func (k *leaseKeeper) start(parent context.Context, t Term, deadline time.Duration) *lease {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancelCause(parent)
 	t.ctx = ctx
 	l := &lease{term: t, extended: make(chan struct{}, 1), cancel: cancel}
 	l.deadline.Store(int64(deadline))
 	k.mu.Lock()
 	if parent.Err() != nil {
 		k.mu.Unlock()
-		cancel()
+		cancel(ErrStopped)
 		return nil
 	}
 	k.current.Store(l)

@@ -14,7 +14,7 @@ type lifecycle struct {
 
 	mu      sync.Mutex
 	state   runState
-	cancel  context.CancelFunc
+	cancel  context.CancelCauseFunc
 	exitErr error
 }
 
@@ -47,17 +47,22 @@ func (l *lifecycle) start(ctx context.Context, begin func(ctx context.Context) (
 	case stateStopped:
 		return ErrStopped
 	}
-	runCtx, cancel := context.WithCancel(ctx)
+	// The run ends with the cause ErrStopped whether Stop or ctx ends it, so
+	// that a term's context.Cause says "stopped" either way.
+	runCtx, cancel := context.WithCancelCause(context.WithoutCancel(ctx))
+	unhook := context.AfterFunc(ctx, func() { cancel(ErrStopped) })
 	run, err := begin(runCtx)
 	if err != nil {
-		cancel()
+		unhook()
+		cancel(ErrStopped)
 		return err
 	}
 	l.state, l.cancel = stateRunning, cancel
 	l.sinks.start()
 	go func() {
 		err := run()
-		cancel()
+		unhook()
+		cancel(ErrStopped)
 		l.mu.Lock()
 		l.state, l.exitErr = stateStopped, err
 		l.mu.Unlock()
@@ -79,7 +84,7 @@ func (l *lifecycle) stop() {
 		close(l.done)
 		return
 	case stateRunning:
-		l.cancel()
+		l.cancel(ErrStopped)
 	}
 	l.mu.Unlock()
 	<-l.done

@@ -52,8 +52,12 @@ type Term struct {
 }
 
 // Context is cancelled the moment this term ends: leadership lost, its
-// deadline passed without a confirmed renewal, Resign, Stop, or the end of
-// the election. Work done as leader should run under it.
+// deadline passed without a confirmed renewal, Resign, a relinquish, Stop,
+// or the end of the election. Work done as leader should run under it.
+// Once it is done, context.Cause(ctx) says why: a *TermEndedError whose
+// Reason is ErrLostLeadership, ErrLeaseExpired, ErrResigned,
+// ErrRelinquished or ErrElectionEnded, or, when Stop or the candidate's
+// own context ended the run, ErrStopped.
 func (t Term) Context() context.Context {
 	if t.ctx == nil {
 		ctx, cancel := context.WithCancel(context.Background())

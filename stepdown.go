@@ -50,7 +50,7 @@ func (k *leaseKeeper) stepDown(l *lease, why endReason) bool {
 	}
 	k.mu.Lock()
 	k.current.CompareAndSwap(l, nil)
-	l.cancel()
+	l.cancel(&TermEndedError{Token: l.term.Token, Reason: why.err()})
 	k.out.termEnded(l.term)
 	k.mu.Unlock()
 	k.log.Debug("leadership: stepped down", "term", l.term.Token, "reason", why.String())
@@ -60,6 +60,23 @@ func (k *leaseKeeper) stepDown(l *lease, why endReason) bool {
 
 // stepDownNow ends the current lease, if any.
 func (k *leaseKeeper) stepDownNow(why endReason) { k.stepDown(k.current.Load(), why) }
+
+// err is the sentinel error of the reason, the Reason of TermEndedError.
+func (r endReason) err() error {
+	switch r {
+	case endDeadline:
+		return ErrLeaseExpired
+	case endLost:
+		return ErrLostLeadership
+	case endResigned:
+		return ErrResigned
+	case endRelinquish:
+		return ErrRelinquished
+	case endEnded:
+		return ErrElectionEnded
+	}
+	return ErrStopped
+}
 
 func (r endReason) String() string {
 	switch r {
