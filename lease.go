@@ -17,7 +17,7 @@ type lease struct {
 	deadline atomic.Int64 // on the candidate's time axis (nanoseconds since its start)
 	extended chan struct{}
 	cancel   context.CancelCauseFunc // with a *TermEndedError
-	reason   atomic.Int32 // an endReason, set once when the lease ends
+	reason   atomic.Int32            // an endReason, set once when the lease ends
 }
 
 // deadlineAt is when the lease ends unless a renewal extends it.
@@ -80,6 +80,7 @@ func (k *leaseKeeper) start(parent context.Context, t Term, deadline time.Durati
 	k.current.Store(l)
 	k.out.termBegan(t)
 	k.mu.Unlock()
+	k.log.Info("leadership: elected", "term", t.Token)
 	k.watchdogs.Go(func() { k.watchdog(l) })
 	return l
 }

@@ -63,6 +63,7 @@ type observer struct {
 	retryAt time.Duration // no store request before this
 
 	onError func(*StoreError) // reports a store error
+	outage  outage            // the store errors since the last request that worked
 	warned  []byte            // the foreign value already reported
 }
 
@@ -99,6 +100,7 @@ func (o *observer) warnForeign() {
 	// Compared by content: some stores report no index (LastIndex 0).
 	if o.cur.kind == snapForeign && !bytes.Equal(o.cur.pair.Value, o.warned) {
 		o.warned = bytes.Clone(o.cur.pair.Value)
+		o.cfg.logger.Warn("leadership: the election key holds a value this library did not write", "key", o.key)
 		o.report(&StoreError{Op: "get", Key: o.key, Err: ErrForeignValue})
 	}
 }
@@ -260,11 +262,44 @@ func (o *observer) failed(err error) {
 // sent from now on answers, watch events are not taken as live.
 func (o *observer) markGap() { o.gap, o.gapAt = true, o.clock() }
 
-// succeeded resets the backoff after a store request worked.
-func (o *observer) succeeded() { o.backoff = 0 }
+// succeeded resets the backoff after a store request worked, and ends the
+// outage, if any, with one log line.
+func (o *observer) succeeded() {
+	o.backoff = 0
+	if o.outage.errs > 0 {
+		o.cfg.logger.Info("leadership: store recovered", "key", o.key,
+			"errors", o.outage.errs, "after", o.clock()-o.outage.since)
+		o.outage = outage{}
+	}
+}
 
+// errorLogEvery is the least time between two store-error log lines of
+// one outage: its first error is logged at once, and later ones at most
+// once per interval, with the count of errors so far.
+const errorLogEvery = 10 * time.Second
+
+// outage counts the store errors since the last request that worked.
+type outage struct {
+	errs     int
+	since    time.Duration // the first error
+	loggedAt time.Duration // the last error logged
+}
+
+// report hands a store error to the owner, and logs it when it is a
+// failure of the store (not a foreign value), rate-limited per outage.
 func (o *observer) report(err *StoreError) {
-	o.cfg.logger.Warn("leadership: store error", "key", o.key, "op", err.Op, "err", err.Err)
+	if !errors.Is(err, ErrForeignValue) {
+		now := o.clock()
+		if o.outage.errs == 0 {
+			o.outage.since = now
+		}
+		o.outage.errs++
+		if o.outage.errs == 1 || now-o.outage.loggedAt >= errorLogEvery {
+			o.outage.loggedAt = now
+			o.cfg.logger.Warn("leadership: store error", "key", o.key, "op", err.Op, "err", err.Err,
+				"errors", o.outage.errs, "for", now-o.outage.since)
+		}
+	}
 	if o.onError != nil {
 		o.onError(err)
 	}

@@ -36,8 +36,15 @@ type config struct {
 	errs               []error // option errors found while applying options
 }
 
-// WithLogger sends the engine's debug and warning lines to l. By default
-// nothing is logged.
+// WithLogger sends the engine's log lines to l, each one structured line
+// with the key (and a candidate's node): "leadership: elected" (Info, with
+// the term), "leadership: stepped down" (Info, with the term and the
+// reason: deadline, lost, resigned, relinquished, stopped, ended),
+// "leadership: store error" (Warn: the first error of an outage, then at
+// most one every 10s, with the count so far), "leadership: store
+// recovered" (Info, with the count and the outage's length), and warnings
+// for a foreign value at the key or a store that went back in time. By
+// default nothing is logged, not even on slog's default logger.
 func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }

@@ -53,7 +53,7 @@ func (k *leaseKeeper) stepDown(l *lease, why endReason) bool {
 	l.cancel(&TermEndedError{Token: l.term.Token, Reason: why.err()})
 	k.out.termEnded(l.term)
 	k.mu.Unlock()
-	k.log.Debug("leadership: stepped down", "term", l.term.Token, "reason", why.String())
+	k.log.Info("leadership: stepped down", "term", l.term.Token, "reason", why.String())
 	poke(k.ended)
 	return true
 }
