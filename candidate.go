@@ -29,6 +29,7 @@ type Candidate struct {
 	statuses *queueSink[Status]
 	terms    atomic.Pointer[queueSink[termEvent]] // set by Run only
 	view     atomic.Pointer[Status]               // the latest status
+	began    broadcast                            // notified when a term begins (for Campaign)
 }
 
 // Queue limits for the channels that may drop their oldest values when no
@@ -194,6 +195,7 @@ func (c *Candidate) termBegan(t Term) {
 	if q := c.terms.Load(); q != nil {
 		q.push(termEvent{term: t, began: true})
 	}
+	c.began.notify()
 }
 
 func (c *Candidate) termEnded(t Term) {

@@ -2,6 +2,7 @@ package leadership_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"sync"
@@ -97,6 +98,34 @@ func ExampleCandidate_Run() {
 	// leading, token 1
 	// work stopped
 	// Run returned: <nil>
+}
+
+// The blocking style: Campaign returns once elected; the term's context
+// says why it ended.
+func ExampleCandidate_Campaign() {
+	ctx := context.Background()
+	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-campaign"}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	doug := leadership.NewCandidate(client, "jobs/billing", "doug", 15*time.Second)
+	defer doug.Stop()
+	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	term, err := doug.Campaign(waitCtx)
+	if err != nil {
+		panic(err) // not elected within a minute
+	}
+	fmt.Println("leading, token", term.Token)
+
+	doug.Resign()
+	<-term.Context().Done()
+	fmt.Println("ended:", errors.Is(context.Cause(term.Context()), leadership.ErrResigned))
+	// Output:
+	// leading, token 1
+	// ended: true
 }
 
 // Ending an election tells every candidate and follower of the key.
