@@ -66,6 +66,19 @@ func NewCandidate(client Backend, key, node string, ttl time.Duration, opts ...O
 	return c
 }
 
+// NewCandidateChecked is NewCandidate that returns at once, as a typed
+// error, what NewCandidate leaves to RunForElection: a nil store, an empty
+// key or name, a TTL out of range, an option that cannot work (including
+// out of range or in conflict with the TTL). On error the
+// candidate is nil and nothing was started.
+func NewCandidateChecked(client Backend, key, node string, ttl time.Duration, opts ...Option) (*Candidate, error) {
+	c := NewCandidate(client, key, node, ttl, opts...)
+	if c.err != nil {
+		return nil, c.err
+	}
+	return c, nil
+}
+
 func (c *Candidate) validate() error {
 	switch {
 	case isNil(c.client):

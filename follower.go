@@ -57,6 +57,18 @@ func NewFollower(client Backend, key string, opts ...Option) *Follower {
 	return f
 }
 
+// NewFollowerChecked is NewFollower that returns at once, as a typed
+// error, what NewFollower leaves to FollowElection: a nil store, an empty
+// key, an option that cannot work, or an option of candidates only (such
+// as WithRenewInterval). On error the follower is nil.
+func NewFollowerChecked(client Backend, key string, opts ...Option) (*Follower, error) {
+	f := NewFollower(client, key, opts...)
+	if f.err != nil {
+		return nil, f.err
+	}
+	return f, nil
+}
+
 // FollowElection starts following in the background. It reads the election
 // once before returning, so an unreachable store is an error here. The
 // leader channel delivers the current leader first ("" when there is none),

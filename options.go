@@ -33,7 +33,8 @@ type config struct {
 	pollInterval       time.Duration
 	startupWait        time.Duration
 	clock              Clock
-	errs               []error // option errors found while applying options
+	errs               []error  // option errors found while applying options
+	candidateOpts      []string // the candidate-only options given, by name
 }
 
 // WithLogger sends the engine's log lines to l, each one structured line
@@ -52,8 +53,9 @@ func WithLogger(l *slog.Logger) Option {
 // WithRenewInterval sets how often a leader rewrites its lease.
 // Default: TTL/3. It must be positive and leave room before the deadline
 // (shorter than TTL minus the safety margin).
+// Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithRenewInterval(d time.Duration) Option {
-	return positiveDuration("WithRenewInterval", d, func(c *config) *time.Duration { return &c.renewInterval })
+	return candidateOnly("WithRenewInterval", positiveDuration("WithRenewInterval", d, func(c *config) *time.Duration { return &c.renewInterval }))
 }
 
 // WithSafetyMargin sets how long before the store could hand the lease to
@@ -61,8 +63,9 @@ func WithRenewInterval(d time.Duration) Option {
 // deadline is the start of the last confirmed renewal + TTL - margin. It
 // covers clock-rate drift and the time the leader's work needs to notice
 // the cancellation. Default: TTL/10. It must be at least zero and under TTL/2.
+// Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithSafetyMargin(d time.Duration) Option {
-	return nonNegativeDuration("WithSafetyMargin", d, true, func(c *config) *time.Duration { return &c.safetyMargin })
+	return candidateOnly("WithSafetyMargin", nonNegativeDuration("WithSafetyMargin", d, true, func(c *config) *time.Duration { return &c.safetyMargin }))
 }
 
 // WithRequestTimeout bounds every store request. Default: TTL/3, at most 10s.
@@ -86,24 +89,27 @@ func WithRetryBackoff(minWait, maxWait time.Duration) Option {
 // leaves a free election to the others before it competes again. If no one
 // else takes it in that time, the candidate takes it back. Default: TTL/4,
 // between 100ms and 2s.
+// Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithResignHoldoff(d time.Duration) Option {
-	return nonNegativeDuration("WithResignHoldoff", d, true, func(c *config) *time.Duration { return &c.resignHoldoff })
+	return candidateOnly("WithResignHoldoff", nonNegativeDuration("WithResignHoldoff", d, true, func(c *config) *time.Duration { return &c.resignHoldoff }))
 }
 
 // WithRelinquishInterval makes a leader step down after holding leadership
 // for d, so that a waiting candidate wins (drio-ai's RelinquishInterval).
 // Zero, the default, never relinquishes. Ignored when
 // WithRelinquishSchedule is given.
+// Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithRelinquishInterval(d time.Duration) Option {
-	return nonNegativeDuration("WithRelinquishInterval", d, false, func(c *config) *time.Duration { return &c.relinquishInterval })
+	return candidateOnly("WithRelinquishInterval", nonNegativeDuration("WithRelinquishInterval", d, false, func(c *config) *time.Duration { return &c.relinquishInterval }))
 }
 
 // WithRelinquishSchedule makes a leader step down at every time of a
 // schedule (drio-ai's RelinquishIntervalSpec): a standard five-field cron
 // line such as "0 0 * * *", or a descriptor such as "@hourly" or
 // "@every 60s". It overrides WithRelinquishInterval.
+// Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithRelinquishSchedule(spec string) Option {
-	return func(c *config) {
+	return candidateOnly("WithRelinquishSchedule", func(c *config) {
 		sched, err := cron.ParseStandard(spec)
 		if err != nil {
 			c.errs = append(c.errs, &OptionError{Option: "WithRelinquishSchedule", Reason: fmt.Sprintf("cannot parse %q", spec), Err: err})
@@ -114,7 +120,7 @@ func WithRelinquishSchedule(spec string) Option {
 			return
 		}
 		c.relinquishSpec, c.relinquishSchedule = spec, sched
-	}
+	})
 }
 
 // WithPollInterval sets how often the key is read while the store's watch
@@ -136,8 +142,9 @@ func WithPollInterval(d time.Duration) Option {
 // the record before the loss need no option: they wait out the lost
 // holder's lease by themselves. Default: 0 (no wait). It must not be
 // negative.
+// Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithStartupWait(d time.Duration) Option {
-	return nonNegativeDuration("WithStartupWait", d, false, func(c *config) *time.Duration { return &c.startupWait })
+	return candidateOnly("WithStartupWait", nonNegativeDuration("WithStartupWait", d, false, func(c *config) *time.Duration { return &c.startupWait }))
 }
 
 // positiveDuration is the option name setting the field of config that
@@ -163,6 +170,15 @@ func nonNegativeDuration(name string, d time.Duration, explicitZero bool, field 
 		if d == 0 && explicitZero {
 			*field(c) = -1
 		}
+	}
+}
+
+// candidateOnly marks opt, named name, as an option of candidates only: a
+// follower given it refuses to start.
+func candidateOnly(name string, opt Option) Option {
+	return func(c *config) {
+		c.candidateOpts = append(c.candidateOpts, name)
+		opt(c)
 	}
 }
 
@@ -198,6 +214,9 @@ func (c *config) resolve(ttl time.Duration) error {
 		c.retryMin, c.retryMax = 10*time.Millisecond, time.Second
 	}
 	if ttl == 0 {
+		if len(c.candidateOpts) > 0 {
+			return &OptionError{Option: c.candidateOpts[0], Reason: "applies to candidates only, not to a follower"}
+		}
 		if c.requestTimeout == 0 {
 			c.requestTimeout = 5 * time.Second
 		}

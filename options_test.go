@@ -116,3 +116,71 @@ func TestScheduleThatNeverFires(t *testing.T) {
 		t.Fatalf("Feb 30: %v", err)
 	}
 }
+
+// An option of candidates only, given to a follower, is refused where the
+// mistake is made; the options both take are accepted.
+func TestCandidateOnlyOptionsRefusedByFollower(t *testing.T) {
+	h := newCluster(t).handle()
+	for _, opt := range []struct {
+		name string
+		opt  Option
+	}{
+		{"WithRenewInterval", WithRenewInterval(time.Second)},
+		{"WithSafetyMargin", WithSafetyMargin(time.Second)},
+		{"WithResignHoldoff", WithResignHoldoff(time.Second)},
+		{"WithRelinquishInterval", WithRelinquishInterval(time.Minute)},
+		{"WithRelinquishSchedule", WithRelinquishSchedule("@every 1m")},
+		{"WithStartupWait", WithStartupWait(time.Second)},
+	} {
+		f, err := NewFollowerChecked(h, "k", WithPollInterval(time.Second), opt.opt)
+		var oe *OptionError
+		if f != nil || !errors.As(err, &oe) || oe.Option != opt.name || !errors.Is(err, ErrInvalidOption) {
+			t.Errorf("%s on a follower: %v, %v", opt.name, f, err)
+		}
+		if _, _, err := NewFollower(h, "k", opt.opt).FollowElection(); !errors.Is(err, ErrInvalidOption) {
+			t.Errorf("%s: FollowElection: %v", opt.name, err)
+		}
+	}
+	f, err := NewFollowerChecked(h, "k", WithPollInterval(time.Second), WithRequestTimeout(time.Second),
+		WithRetryBackoff(time.Millisecond, time.Second), WithLogger(nil), WithClock(systemClock{}))
+	if err != nil {
+		t.Fatalf("the options a follower takes: %v", err)
+	}
+	f.Stop()
+}
+
+// The checked constructors return the errors NewCandidate and NewFollower
+// leave to the start, and a usable value otherwise.
+func TestCheckedConstructors(t *testing.T) {
+	h := newCluster(t).handle()
+	for _, tc := range []struct {
+		err  error
+		make func() (*Candidate, error)
+	}{
+		{ErrNilStore, func() (*Candidate, error) { return NewCandidateChecked(nil, "k", "a", time.Second) }},
+		{ErrEmptyKey, func() (*Candidate, error) { return NewCandidateChecked(h, "/", "a", time.Second) }},
+		{ErrEmptyName, func() (*Candidate, error) { return NewCandidateChecked(h, "k", "", time.Second) }},
+		{ErrInvalidTTL, func() (*Candidate, error) { return NewCandidateChecked(h, "k", "a", time.Millisecond) }},
+		{ErrInvalidOption, func() (*Candidate, error) {
+			return NewCandidateChecked(h, "k", "a", time.Second, WithRenewInterval(time.Second))
+		}},
+	} {
+		if c, err := tc.make(); c != nil || !errors.Is(err, tc.err) {
+			t.Errorf("got %v, %v; want %v", c, err, tc.err)
+		}
+	}
+	if _, err := NewFollowerChecked(nil, "k"); !errors.Is(err, ErrNilStore) {
+		t.Errorf("follower, nil store: %v", err)
+	}
+	if _, err := NewFollowerChecked(h, ""); !errors.Is(err, ErrEmptyKey) {
+		t.Errorf("follower, empty key: %v", err)
+	}
+	c, err := NewCandidateChecked(h, "k", "a", time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Campaign(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	c.Stop()
+}
