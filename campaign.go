@@ -53,6 +53,7 @@ type campaignReports interface {
 // engineReports is what both engines report.
 type engineReports interface {
 	storeError(err *StoreError) // a store error; the engine keeps trying
+	storeWorked()               // a store call worked (for Health)
 	ended(err error)            // the engine stopped for err (nil: Stop or a cancel)
 }
 
@@ -61,8 +62,7 @@ type engineReports interface {
 func newCampaign(ctx context.Context, client Backend, key, node string, ttl time.Duration, cfg *config,
 	clock elapsed, leases *leaseKeeper, out campaignReports) *campaign {
 	e := &campaign{node: node, ttl: ttl, leases: leases, out: out, id: newInstanceID()}
-	e.observer = newObserver(ctx, client, key, cfg, clock)
-	e.onError = out.storeError
+	e.observer = newObserver(ctx, client, key, cfg, clock, out)
 	return e
 }
 

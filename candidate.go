@@ -30,6 +30,7 @@ type Candidate struct {
 	terms    atomic.Pointer[queueSink[termEvent]] // set by Run only
 	view     atomic.Pointer[Status]               // the latest status
 	began    broadcast                            // notified when a term begins (for Campaign)
+	progress progress                             // the last store call that worked (for Health)
 }
 
 // Queue limits for the channels that may drop their oldest values when no

@@ -44,6 +44,9 @@ var (
 	// the candidate no longer holds it: another took it, or the store lost
 	// or went back on the write.
 	ErrLostLeadership = errors.New("leadership: leadership lost")
+	// ErrUnhealthy is matched by the errors of Candidate.Health and
+	// Follower.Health: the engine is not making progress.
+	ErrUnhealthy = errors.New("leadership: unhealthy")
 	// ErrStore matches every error that comes from the store (see StoreError).
 	ErrStore = errors.New("leadership: store error")
 	// ErrForeignValue is reported when the election key holds a value this

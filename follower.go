@@ -19,12 +19,13 @@ type Follower struct {
 	cfg    config
 	err    error
 
-	life    *lifecycle
-	clock   elapsed
-	leaders *queueSink[string]
-	errs    *queueSink[error]
-	events  *queueSink[Observation]
-	view    atomic.Pointer[Observation]
+	life     *lifecycle
+	progress progress // the last store call that worked (for Health)
+	clock    elapsed
+	leaders  *queueSink[string]
+	errs     *queueSink[error]
+	events   *queueSink[Observation]
+	view     atomic.Pointer[Observation]
 }
 
 // Queue limit of the follower's leader and observation channels, which

@@ -29,8 +29,7 @@ type followingReports interface {
 
 func newFollowing(ctx context.Context, client Backend, key string, cfg *config, clock elapsed, out followingReports) *following {
 	e := &following{out: out}
-	e.observer = newObserver(ctx, client, key, cfg, clock)
-	e.onError = out.storeError
+	e.observer = newObserver(ctx, client, key, cfg, clock, out)
 	return e
 }
 

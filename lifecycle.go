@@ -90,6 +90,13 @@ func (l *lifecycle) stop() {
 	<-l.done
 }
 
+// current is the state now: idle, running or stopped.
+func (l *lifecycle) current() runState {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.state
+}
+
 // err is why the run ended; nil while it runs.
 func (l *lifecycle) err() error {
 	l.mu.Lock()

@@ -62,14 +62,14 @@ type observer struct {
 	backoff time.Duration
 	retryAt time.Duration // no store request before this
 
-	onError func(*StoreError) // reports a store error
-	outage  outage            // the store errors since the last request that worked
-	warned  []byte            // the foreign value already reported
+	reports engineReports // store errors and calls that worked, to the owner
+	outage  outage        // the store errors since the last request that worked
+	warned  []byte        // the foreign value already reported
 }
 
-func newObserver(ctx context.Context, client Backend, key string, cfg *config, clock elapsed) observer {
+func newObserver(ctx context.Context, client Backend, key string, cfg *config, clock elapsed, reports engineReports) observer {
 	return observer{
-		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now,
+		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now, reports: reports,
 		watch: keyWatch{client: client, key: key}, eventAt: -1,
 	}
 }
@@ -266,6 +266,7 @@ func (o *observer) markGap() { o.gap, o.gapAt = true, o.clock() }
 // outage, if any, with one log line.
 func (o *observer) succeeded() {
 	o.backoff = 0
+	o.reports.storeWorked()
 	if o.outage.errs > 0 {
 		o.cfg.logger.Info("leadership: store recovered", "key", o.key,
 			"errors", o.outage.errs, "after", o.clock()-o.outage.since)
@@ -300,7 +301,5 @@ func (o *observer) report(err *StoreError) {
 				"errors", o.outage.errs, "for", now-o.outage.since)
 		}
 	}
-	if o.onError != nil {
-		o.onError(err)
-	}
+	o.reports.storeError(err)
 }
