@@ -244,7 +244,9 @@ func (e *campaign) put(op string, parent context.Context, next *record, prev *st
 	ctx, cancel := e.reqCtx(parent)
 	defer cancel()
 	readBack := func() (snapshot, error) { return e.read(parent) }
+	sent := e.clock()
 	r, err := casRecord(ctx, e.client, e.key, next, prev, readBack)
+	e.measured(op, sent, err, err == nil && !r.landed)
 	var serr *StoreError
 	switch {
 	case errors.As(err, &serr):

@@ -31,6 +31,10 @@ type Candidate struct {
 	view     atomic.Pointer[Status]               // the latest status
 	began    broadcast                            // notified when a term begins (for Campaign)
 	progress progress                             // the last store call that worked (for Health)
+	// waitingSince is when the candidate began waiting for its next term:
+	// its start, or the end of its last term. Used by the lease reports
+	// only, which the lease keeper serializes.
+	waitingSince time.Duration
 }
 
 // Queue limits for the channels that may drop their oldest values when no
@@ -130,6 +134,7 @@ func (c *Candidate) start(ctx context.Context, terms *queueSink[termEvent]) erro
 	return c.life.start(ctx, func(ctx context.Context) (func() error, error) {
 		ctx, cancel := context.WithCancel(ctx)
 		c.terms.Store(terms)
+		c.waitingSince = c.clock.now()
 		e := newCampaign(ctx, c.client, c.key, c.node, c.ttl, &c.cfg, c.clock, c.leases, c)
 		if err := e.begin(); err != nil {
 			cancel()
@@ -210,13 +215,16 @@ func (c *Candidate) termBegan(t Term) {
 		q.push(termEvent{term: t, began: true})
 	}
 	c.began.notify()
+	c.cfg.metrics.TermBegan(c.key, c.node, t.Token, c.clock.now()-c.waitingSince)
 }
 
-func (c *Candidate) termEnded(t Term) {
+func (c *Candidate) termEnded(t Term, why endReason) {
 	c.elected.push(false)
 	if q := c.terms.Load(); q != nil {
 		q.push(termEvent{term: t})
 	}
+	c.waitingSince = c.clock.now()
+	c.cfg.metrics.TermEnded(c.key, c.node, t.Token, why.err())
 }
 
 func (c *Candidate) storeError(err *StoreError) {

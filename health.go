@@ -74,3 +74,12 @@ func (f *Follower) Health(maxSilence time.Duration) error {
 func (c *Candidate) storeWorked() { c.progress.worked(c.clock.now()) }
 
 func (f *Follower) storeWorked() { f.progress.worked(f.clock.now()) }
+
+// Staleness is how long ago a store call of the follower last worked (a
+// read of the key, at least every three poll intervals while the watch
+// runs, or every poll interval without it): the age of the newest state
+// the follower has confirmed. Watch events may have told it of changes
+// since; they are hints and do not count. Before the first read it is the
+// time since NewFollower. For metrics (see Metrics); safe from any
+// goroutine.
+func (f *Follower) Staleness() time.Duration { return f.progress.silentFor(f.clock.now()) }

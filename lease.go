@@ -40,7 +40,7 @@ func (l *lease) extend(now, deadline time.Duration) {
 // began or ended. The calls are made in order and must not block.
 type leaseReports interface {
 	termBegan(t Term)
-	termEnded(t Term)
+	termEnded(t Term, why endReason)
 }
 
 // leaseKeeper holds a candidate's current lease, if any. The engine starts

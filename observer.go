@@ -116,6 +116,7 @@ func (o *observer) read(parent context.Context) (snapshot, error) {
 	ctx, cancel := o.reqCtx(parent)
 	defer cancel()
 	s, err := readKey(ctx, o.client, o.key)
+	o.measured("get", o.readSent, err, false)
 	if err != nil {
 		return snapshot{}, &StoreError{Op: "get", Key: o.key, Err: err}
 	}
@@ -198,10 +199,13 @@ func (o *observer) openWatch() { o.openWatchBy(never) }
 func (o *observer) openWatchBy(deadline time.Duration) {
 	if o.watched {
 		o.markGap() // a watch opened again may send what changed meanwhile
+		o.cfg.metrics.WatchRestarted(o.key)
 	}
 	o.watched = true
 	timeout := min(o.cfg.requestTimeout, max(deadline-o.clock(), time.Millisecond))
+	sent := o.clock()
 	err := o.watch.start(o.ctx, timeout)
+	o.measured("watch", sent, err, false)
 	if err == nil {
 		return
 	}

@@ -33,6 +33,7 @@ type config struct {
 	pollInterval       time.Duration
 	startupWait        time.Duration
 	clock              Clock
+	metrics            Metrics
 	errs               []error  // option errors found while applying options
 	candidateOpts      []string // the candidate-only options given, by name
 }
@@ -197,6 +198,9 @@ func newConfig(opts []Option) config {
 	}
 	if c.clock == nil {
 		c.clock = systemClock{}
+	}
+	if c.metrics == nil {
+		c.metrics = NoMetrics{}
 	}
 	return c
 }

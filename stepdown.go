@@ -51,7 +51,7 @@ func (k *leaseKeeper) stepDown(l *lease, why endReason) bool {
 	k.mu.Lock()
 	k.current.CompareAndSwap(l, nil)
 	l.cancel(&TermEndedError{Token: l.term.Token, Reason: why.err()})
-	k.out.termEnded(l.term)
+	k.out.termEnded(l.term, why)
 	k.mu.Unlock()
 	k.log.Info("leadership: stepped down", "term", l.term.Token, "reason", why.String())
 	poke(k.ended)
