@@ -74,4 +74,3 @@ func ExampleHandler() {
 	// 200 ok
 	// 503 leadership: unhealthy: stopped
 }
-
