@@ -80,7 +80,7 @@ func (e *campaign) begin() error {
 // down and releases the record.
 func (e *campaign) run() (err error) {
 	defer func() { e.finish(err) }()
-	return e.runLoop(e, e.leases.ended)
+	return e.runLoop(e, e.leases.wake)
 }
 
 // step does whatever is due now, and publishes the candidate's status.

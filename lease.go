@@ -55,12 +55,12 @@ type leaseKeeper struct {
 
 	mu        sync.Mutex            // orders starts and ends on out
 	current   atomic.Pointer[lease] // nil when not leader
-	ended     chan struct{}         // poked when a lease ends: wakes the engine
+	wake      chan struct{}         // poked when a lease ends or a value is proclaimed: wakes the engine
 	watchdogs sync.WaitGroup
 }
 
 func newLeaseKeeper(clock elapsed, out leaseReports, log *slog.Logger) *leaseKeeper {
-	return &leaseKeeper{clock: clock, out: out, log: log, ended: make(chan struct{}, 1)}
+	return &leaseKeeper{clock: clock, out: out, log: log, wake: make(chan struct{}, 1)}
 }
 
 // start makes the candidate leader for term until deadline. It is called by

@@ -54,7 +54,7 @@ func (k *leaseKeeper) stepDown(l *lease, why endReason) bool {
 	k.out.termEnded(l.term, why)
 	k.mu.Unlock()
 	k.log.Info("leadership: stepped down", "term", l.term.Token, "reason", why.String())
-	poke(k.ended)
+	poke(k.wake)
 	return true
 }
 

@@ -14,12 +14,12 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestReason(t *testing.T) {
 	for err, want := range map[error]string{
-		leadership.ErrResigned:       "resigned",
-		leadership.ErrRelinquished:   "relinquished",
-		leadership.ErrLeaseExpired:   "lease_expired",
-		leadership.ErrLostLeadership: "lost",
-		leadership.ErrElectionEnded:  "election_ended",
-		leadership.ErrStopped:        "stopped",
+		leadership.ErrResigned:                      "resigned",
+		leadership.ErrRelinquished:                  "relinquished",
+		leadership.ErrLeaseExpired:                  "lease_expired",
+		leadership.ErrLostLeadership:                "lost",
+		leadership.ErrElectionEnded:                 "election_ended",
+		leadership.ErrStopped:                       "stopped",
 		fmt.Errorf("x: %w", leadership.ErrResigned): "resigned",
 		errors.New("something else"):                "other",
 	} {
