@@ -19,6 +19,7 @@ type campaign struct {
 	node   string
 	ttl    time.Duration
 	leases *leaseKeeper
+	values *proclamation // the value written beside the name
 	out    campaignReports
 	id     string
 	hold   *holding // the term this candidate holds in the record, nil if none
@@ -60,8 +61,8 @@ type engineReports interface {
 // newCampaign prepares the campaign of node for key, with leases kept by
 // leases and reports to out.
 func newCampaign(ctx context.Context, client Backend, key, node string, ttl time.Duration, cfg *config,
-	clock elapsed, leases *leaseKeeper, out campaignReports) *campaign {
-	e := &campaign{node: node, ttl: ttl, leases: leases, out: out, id: newInstanceID()}
+	clock elapsed, leases *leaseKeeper, values *proclamation, out campaignReports) *campaign {
+	e := &campaign{node: node, ttl: ttl, leases: leases, values: values, out: out, id: newInstanceID()}
 	e.observer = newObserver(ctx, client, key, cfg, clock, out)
 	return e
 }
@@ -146,7 +147,7 @@ func (e *campaign) stepHolding(now time.Duration) {
 		}
 		return
 	}
-	if now >= h.renewDue {
+	if now >= h.renewDue || h.rec.Value != e.values.wanted() {
 		e.renew()
 	}
 }
@@ -227,6 +228,8 @@ func (e *campaign) nextWake() time.Duration {
 		at = min(at, e.acquireAt())
 	case !e.leases.holds(h.lease):
 		at = 0
+	case h.rec.Value != e.values.wanted():
+		at = 0 // a value to publish
 	default:
 		at = min(at, h.renewDue, h.relinquishAt)
 	}
@@ -268,7 +271,8 @@ func (e *campaign) acquire() {
 	prev := e.cur
 	// A foreign value of a later version keeps its count too (prev.rec).
 	next := record{Leader: e.node, ID: e.id, Term: max(prev.rec.Term, e.maxTerm) + 1,
-		TTLms: e.ttl.Milliseconds(), Gen: e.gen, Since: e.clk.Now().UTC().Format(time.RFC3339Nano)}
+		TTLms: e.ttl.Milliseconds(), Gen: e.gen, Since: e.clk.Now().UTC().Format(time.RFC3339Nano),
+		Value: e.values.wanted()}
 	sent := e.clock()
 	pair, conflict, err := e.put("acquire", e.ctx, &next, prev.pair)
 	switch {
@@ -311,6 +315,7 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	if e.clock() >= deadline {
 		return // too slow to be of use: the record is ours, a new term starts at once
 	}
+	e.values.wrote(rec.Term, rec.Value)
 	t := Term{Token: rec.Term, Name: e.node, Began: e.clk.Now()}
 	l := e.leases.start(e.ctx, t, deadline)
 	if l == nil {
@@ -329,6 +334,7 @@ func (e *campaign) renew() {
 	h := e.hold
 	next := h.rec
 	next.Seq++
+	next.Value = e.values.wanted()
 	sent := e.clock()
 	if h.unconfirmed < 0 {
 		h.unconfirmed = sent
@@ -354,6 +360,7 @@ func (e *campaign) renew() {
 		e.confirm(h)
 		h.renewDue = sent + e.cfg.renewInterval
 		e.wrote(next, pair)
+		e.values.wrote(next.Term, next.Value)
 	}
 }
 
@@ -378,7 +385,7 @@ func (e *campaign) releaseUnder(ctx context.Context) bool {
 		h := e.hold
 		next := h.rec
 		next.Seq++
-		next.Leader, next.ID, next.TTLms, next.Since = "", "", 0, ""
+		next.Leader, next.ID, next.TTLms, next.Since, next.Value = "", "", 0, "", ""
 		pair, conflict, err := e.put("release", ctx, &next, h.pair)
 		switch {
 		case err != nil:
@@ -431,6 +438,7 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 		if e.lateWriteOfOurs(s) {
 			// A write of ours we had not seen confirmed.
 			h.rec, h.pair, e.confirmed = s.rec, s.pair, s.pair
+			e.values.wrote(s.rec.Term, s.rec.Value)
 			if e.leases.holds(h.lease) {
 				e.confirm(h)
 				h.renewDue = min(h.renewDue, e.clock()+e.cfg.renewInterval)

@@ -31,6 +31,7 @@ type Candidate struct {
 	view     atomic.Pointer[Status]               // the latest status
 	began    broadcast                            // notified when a term begins (for Campaign)
 	progress progress                             // the last store call that worked (for Health)
+	values   proclamation                         // the value published beside the name
 	// waitingSince is when the candidate began waiting for its next term:
 	// its start, or the end of its last term. Used by the lease reports
 	// only, which the lease keeper serializes.
@@ -64,6 +65,7 @@ func NewCandidate(client Backend, key, node string, ttl time.Duration, opts ...O
 	c.clock = startElapsed(c.cfg.clock)
 	c.view.Store(&Status{Role: RoleBootstrap, CandidateID: node})
 	c.err = c.validate()
+	c.values.want = c.cfg.value
 	c.leases = newLeaseKeeper(c.clock, c, loggerOf(&c.cfg).With("key", c.key, "node", c.node))
 	// The record carries the TTL in whole milliseconds and waiters time
 	// that: the leader's own deadline must use the same, never less.
@@ -135,7 +137,7 @@ func (c *Candidate) start(ctx context.Context, terms *queueSink[termEvent]) erro
 		ctx, cancel := context.WithCancel(ctx)
 		c.terms.Store(terms)
 		c.waitingSince = c.clock.now()
-		e := newCampaign(ctx, c.client, c.key, c.node, c.ttl, &c.cfg, c.clock, c.leases, c)
+		e := newCampaign(ctx, c.client, c.key, c.node, c.ttl, &c.cfg, c.clock, c.leases, &c.values, c)
 		if err := e.begin(); err != nil {
 			cancel()
 			c.terms.Store(nil)

@@ -66,7 +66,7 @@ func endedRecord(prev snapshot) record {
 	next.Gen++
 	next.Seq++
 	next.Ended = true
-	next.Leader, next.ID, next.Since = "", "", ""
+	next.Leader, next.ID, next.Since, next.Value = "", "", "", ""
 	return next
 }
 

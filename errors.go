@@ -47,6 +47,12 @@ var (
 	// ErrUnhealthy is matched by the errors of Candidate.Health and
 	// Follower.Health: the engine is not making progress.
 	ErrUnhealthy = errors.New("leadership: unhealthy")
+	// ErrNotLeader is returned by Proclaim on a candidate that does not
+	// lead.
+	ErrNotLeader = errors.New("leadership: not the leader")
+	// ErrValueTooLarge is returned by Proclaim for a value longer than
+	// MaxValueSize.
+	ErrValueTooLarge = errors.New("leadership: value too large")
 	// ErrStore matches every error that comes from the store (see StoreError).
 	ErrStore = errors.New("leadership: store error")
 	// ErrForeignValue is reported when the election key holds a value this

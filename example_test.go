@@ -128,6 +128,48 @@ func ExampleCandidate_Campaign() {
 	// ended: true
 }
 
+// The leader publishes its address beside its name; a follower, such as a
+// proxy, routes by it.
+func ExampleCandidate_Proclaim() {
+	ctx := context.Background()
+	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-proclaim"}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	follower := leadership.NewFollower(client, "api/primary")
+	if _, _, err := follower.FollowElection(); err != nil {
+		panic(err)
+	}
+	defer follower.Stop()
+	observations := follower.Observations()
+
+	remy := leadership.NewCandidate(client, "api/primary", "remy", 15*time.Second, leadership.WithValue("10.0.0.7:8080"))
+	defer remy.Stop()
+	if _, err := remy.Campaign(ctx); err != nil {
+		panic(err)
+	}
+	for o := range observations {
+		if o.Leader != "" {
+			fmt.Println(o.Leader, "at", o.Value)
+			break
+		}
+	}
+	if err := remy.Proclaim(ctx, "10.0.0.7:9090"); err != nil { // moved: same term, new value
+		panic(err)
+	}
+	for o := range observations {
+		if o.Value == "10.0.0.7:9090" {
+			fmt.Println(o.Leader, "at", o.Value)
+			break
+		}
+	}
+	// Output:
+	// remy at 10.0.0.7:8080
+	// remy at 10.0.0.7:9090
+}
+
 // Ending an election tells every candidate and follower of the key.
 func ExampleEndElection() {
 	ctx := context.Background()

@@ -116,7 +116,10 @@ func (e *following) publish() {
 		leader = ""
 	}
 	o := Observation{Leader: leader, Term: e.cur.rec.Term, At: e.clk.Now()}
-	if e.published && e.last.Leader == o.Leader && e.last.Term == o.Term {
+	if leader != "" {
+		o.Value = e.cur.rec.Value
+	}
+	if e.published && e.last.Leader == o.Leader && e.last.Term == o.Term && e.last.Value == o.Value {
 		return
 	}
 	nameChanged := !e.published || e.last.Leader != o.Leader

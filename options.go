@@ -34,6 +34,7 @@ type config struct {
 	startupWait        time.Duration
 	clock              Clock
 	metrics            Metrics
+	value              string   // WithValue
 	errs               []error  // option errors found while applying options
 	candidateOpts      []string // the candidate-only options given, by name
 }

@@ -758,7 +758,7 @@ func (r *simRun) maybeAct() {
 	}{
 		{10, r.actResign}, {6, func() bool { return r.actStop("stop") }}, {4, func() bool { return r.actStop("cancel") }},
 		{8, r.actPartition}, {2, r.actOutage}, {3, r.actLoseData}, {4, r.actRestore}, {4, r.actRewrite},
-		{1, r.actEnd}, {1, r.actDelete},
+		{1, r.actEnd}, {1, r.actDelete}, {6, r.actProclaim},
 	}
 	total := 0
 	for _, a := range actions {
@@ -795,6 +795,22 @@ func (r *simRun) actResign() bool {
 	}
 	r.logf("%s: Resign (leader: %v)", a.label, a.cand.IsLeader())
 	a.cand.Resign()
+	return true
+}
+
+// actProclaim gives a running candidate a new value to publish: the
+// engine writes it in a renewal out of turn. The call does not wait for
+// the write (its context is already done).
+func (r *simRun) actProclaim() bool {
+	a := r.running(kindCandidate)
+	if a == nil {
+		return false
+	}
+	v := fmt.Sprintf("v%d", r.rng.IntN(1000))
+	r.logf("%s: Proclaim %s (leader: %v)", a.label, v, a.cand.IsLeader())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = a.cand.Proclaim(ctx, v)
 	return true
 }
 

@@ -71,5 +71,6 @@ func (t Term) Context() context.Context {
 type Observation struct {
 	Leader string    // the leader's name, "" when there is none
 	Term   uint64    // the leader's term (fencing token); the last term when Leader is ""
+	Value  string    // what the leader publishes beside its name (Proclaim); "" when Leader is ""
 	At     time.Time // when the follower saw the change
 }

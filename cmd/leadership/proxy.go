@@ -33,9 +33,10 @@ const (
 
 const proxyAbout = `
 An HTTP reverse proxy to the leader of the election at --key: every request
-goes to whatever the current leader advertises as its name, either
-"host:port" (proxied to http://host:port) or a full http:// or https:// URL
-(its path is prefixed to the request's). The leader is read for every
+goes to the address the current leader advertises: the value it publishes
+beside its name (run --value), or else its name; either "host:port"
+(proxied to http://host:port) or a full http:// or https:// URL (its path
+is prefixed to the request's). The leader is read for every
 request, so the proxy follows a change as soon as its follower sees it
 (milliseconds after a handoff; within 90% of the TTL after a leader
 vanished, before anyone else can take over).
@@ -166,13 +167,25 @@ loop:
 	return result
 }
 
+// leaderAddress is where the proxy sends requests: the value the leader
+// publishes beside its name (run --value), or else its name.
+func leaderAddress(o leadership.Observation) string {
+	if o.Value != "" {
+		return o.Value
+	}
+	return o.Leader
+}
+
 // logLeader logs a leader change seen by the proxy's follower.
 func logLeader(lg *logger, o leadership.Observation) {
-	switch _, err := leaderURL(o.Leader); {
+	addr := leaderAddress(o)
+	switch _, err := leaderURL(addr); {
 	case o.Leader == "":
 		lg.printf("no leader (last term %d): answering 503", o.Term)
 	case err != nil:
-		lg.printf("leader is %q (term %d), not an address: answering 503", o.Leader, o.Term)
+		lg.printf("leader is %q (term %d), %q is not an address: answering 503", o.Leader, o.Term, addr)
+	case addr != o.Leader:
+		lg.printf("leader is %s (term %d) at %s", o.Leader, o.Term, addr)
 	default:
 		lg.printf("leader is %s (term %d)", o.Leader, o.Term)
 	}
@@ -228,7 +241,7 @@ func newLeaderProxy(current func() leadership.Observation, key, healthPath strin
 // to the leader, or answers 503 when there is none.
 func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o := p.current()
-	target, err := leaderURL(o.Leader)
+	target, err := leaderURL(leaderAddress(o))
 	if r.URL.Path == p.healthPath {
 		p.health(w, o, err == nil)
 		return
@@ -236,7 +249,7 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		msg := fmt.Sprintf("no leader for key %q", p.key)
 		if o.Leader != "" {
-			msg = fmt.Sprintf("the leader of key %q, %q, is not an address: %v", p.key, o.Leader, err)
+			msg = fmt.Sprintf("the leader of key %q, %q, is not an address: %v", p.key, leaderAddress(o), err)
 		}
 		unavailable(w, msg)
 		return

@@ -99,13 +99,13 @@ type testCandidate struct {
 }
 
 // startCandidate starts a candidate named name on the memory store.
-func startCandidate(t *testing.T, storeName, key, name string, ttl time.Duration) *testCandidate {
+func startCandidate(t *testing.T, storeName, key, name string, ttl time.Duration, opts ...leadership.Option) *testCandidate {
 	t.Helper()
 	h, err := memory.Open(context.Background(), memory.Config{Name: storeName})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := leadership.NewCandidate(h, key, name, ttl)
+	c := leadership.NewCandidate(h, key, name, ttl, opts...)
 	if _, _, err := c.RunForElection(); err != nil {
 		t.Fatal(err)
 	}
@@ -368,6 +368,32 @@ func TestProxyBadGateway(t *testing.T) {
 	code, body, _ := get(t, client, base+"/")
 	if code != http.StatusBadGateway || !strings.Contains(body, "did not answer") {
 		t.Errorf("dead leader: %d %q", code, body)
+	}
+}
+
+// TestProxyRoutesByValue checks that a leader publishing a value (run
+// --value, Proclaim) is reached at that address, not at its name, and
+// that a new value moves the traffic within the term.
+func TestProxyRoutesByValue(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	p, base := startTestProxy(t, storeURL, "k")
+	first, second := newNameServer(t), newNameServer(t)
+	c := startCandidate(t, storeName, "k", "billing-1", time.Minute, leadership.WithValue(first.addr))
+	client := testClient()
+	if !waitFor(10*time.Second, func() bool { code, body, _ := get(t, client, base+"/"); return code == 200 && body == first.addr }) {
+		t.Fatal("requests never reached the published address")
+	}
+	if err := c.c.Proclaim(context.Background(), second.addr); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(10*time.Second, func() bool { code, body, _ := get(t, client, base+"/"); return code == 200 && body == second.addr }) {
+		t.Fatal("requests never followed the new value")
+	}
+	if code := p.stop(t); code != exitOK {
+		t.Errorf("proxy exit %d; stderr:\n%s", code, p.stderr.String())
+	}
+	if want := "leader is billing-1 (term 1) at " + first.addr; !strings.Contains(p.stderr.String(), want) {
+		t.Errorf("proxy log lacks %q:\n%s", want, p.stderr.String())
 	}
 }
 

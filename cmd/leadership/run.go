@@ -74,6 +74,7 @@ type runConfig struct {
 	ttl     time.Duration
 	grace   optionalDuration
 	startup time.Duration // --startup-wait
+	value   string        // --value
 	restart bool
 	argv    []string // COMMAND ARGS...
 }
@@ -119,6 +120,7 @@ func runCommand() *command {
 			fs.DurationVar(&cfg.ttl, "ttl", runDefaultTTL, "lease `DURATION`: another candidate takes over at most this long after this one vanished")
 			fs.Var(&cfg.grace, "grace", "wait this `DURATION` between SIGTERM and SIGKILL when stopping COMMAND (default min(TTL/4, 5s))")
 			fs.DurationVar(&cfg.startup, "startup-wait", 0, "lead no sooner than this `DURATION` after the first read of the election, so that a store that lost its data cannot give two leaders; set it to the largest --ttl of the election (default 0: no wait)")
+			fs.StringVar(&cfg.value, "value", "", "publish `VALUE` beside the name while leading (an address such as 10.0.0.5:8080: followers see it, and leadership proxy routes to it instead of the name)")
 			fs.BoolVar(&cfg.restart, "restart", false, "when COMMAND exits by itself while leading, release leadership and campaign again instead of exiting")
 			return func(ctx context.Context, args []string, s streams) error {
 				cfg.argv = args
@@ -191,7 +193,8 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 	cand := leadership.NewCandidate(kv, cfg.key, cfg.name, cfg.ttl,
 		leadership.WithSafetyMargin(margin),
 		leadership.WithRenewInterval((cfg.ttl-margin)/3),
-		leadership.WithStartupWait(cfg.startup))
+		leadership.WithStartupWait(cfg.startup),
+		leadership.WithValue(cfg.value))
 	elected, errs, err := cand.RunForElection()
 	if err != nil {
 		return startError(err)

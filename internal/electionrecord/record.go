@@ -29,6 +29,7 @@ type Record struct {
 	Gen     uint64 `json:"gen"`            // election generation; EndElection bumps it
 	Ended   bool   `json:"ended,omitzero"` // the election of generation Gen has ended
 	Since   string `json:"since,omitzero"` // informational: wall time the term began
+	Value   string `json:"value,omitzero"` // what the holder publishes beside its name (Proclaim)
 	// Token is unique to each write. Some stores compare a top-level
 	// "LastIndex" member of the JSON value in their compare-and-swap
 	// (kvtools/redis with its raw codec); a fresh token in every write makes
