@@ -16,13 +16,14 @@ import (
 // ends at its own deadline whatever this goroutine is doing.
 type campaign struct {
 	observer
-	node   string
-	ttl    time.Duration
-	leases *leaseKeeper
-	values *proclamation // the value written beside the name
-	out    campaignReports
-	id     string
-	hold   *holding // the term this candidate holds in the record, nil if none
+	node    string
+	ttl     time.Duration
+	leases  *leaseKeeper
+	values  *proclamation // the value written beside the name
+	handoff *successorBox // the successor to name in the next release
+	out     campaignReports
+	id      string
+	hold    *holding // the term this candidate holds in the record, nil if none
 
 	uncertain    bool          // an acquire may have landed without us knowing
 	holdoffUntil time.Duration // after resigning, leave a free record to others until then
@@ -40,6 +41,7 @@ type holding struct {
 	renewDue     time.Duration
 	unconfirmed  time.Duration // send time of the earliest write not yet confirmed, or -1
 	relinquishAt time.Duration // or never
+	successor    string        // named in the release, after HandOff
 }
 
 // campaignReports is how a campaign tells its Candidate what happened.
@@ -61,8 +63,8 @@ type engineReports interface {
 // newCampaign prepares the campaign of node for key, with leases kept by
 // leases and reports to out.
 func newCampaign(ctx context.Context, client Backend, key, node string, ttl time.Duration, cfg *config,
-	clock elapsed, leases *leaseKeeper, values *proclamation, out campaignReports) *campaign {
-	e := &campaign{node: node, ttl: ttl, leases: leases, values: values, out: out, id: newInstanceID()}
+	clock elapsed, leases *leaseKeeper, values *proclamation, handoff *successorBox, out campaignReports) *campaign {
+	e := &campaign{node: node, ttl: ttl, leases: leases, values: values, handoff: handoff, out: out, id: newInstanceID()}
 	e.observer = newObserver(ctx, client, key, cfg, clock, out)
 	return e
 }
@@ -133,6 +135,11 @@ func (e *campaign) stepHolding(now time.Duration) {
 			if e.release() {
 				e.holdoffUntil = e.clock() + e.cfg.resignHoldoff
 			}
+		case endHandedOff:
+			h.successor = e.handoff.take()
+			if e.release() {
+				e.holdoffUntil = e.clock() + e.ttl + e.cfg.resignHoldoff // the window, then the holdoff
+			}
 		default:
 			// The deadline passed: the record is still ours, so the
 			// candidate may start a new term at once (stepWaiting).
@@ -193,6 +200,10 @@ func (e *campaign) acquireAtRecord() time.Duration {
 		// Exactly our last confirmed write: no one wrote since, so no one
 		// else can have led since it was confirmed.
 		return 0
+	case s.rec.Free() && s.rec.Successor != "" && s.rec.Successor != e.node:
+		// Handed off to another: its window first, counted from when
+		// this candidate saw the release.
+		return max(e.seenAt+min(s.rec.SuccessorWindow(), MaxTTL), e.holdoffUntil)
 	case s.rec.Free() && s.rec.TTL() == 0:
 		return e.holdoffUntil
 	default:
@@ -386,6 +397,10 @@ func (e *campaign) releaseUnder(ctx context.Context) bool {
 		next := h.rec
 		next.Seq++
 		next.Leader, next.ID, next.TTLms, next.Since, next.Value = "", "", 0, "", ""
+		next.Successor, next.SuccessorMs = h.successor, 0
+		if h.successor != "" {
+			next.SuccessorMs = e.ttl.Milliseconds()
+		}
 		pair, conflict, err := e.put("release", ctx, &next, h.pair)
 		switch {
 		case err != nil:

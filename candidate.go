@@ -32,6 +32,9 @@ type Candidate struct {
 	began    broadcast                            // notified when a term begins (for Campaign)
 	progress progress                             // the last store call that worked (for Health)
 	values   proclamation                         // the value published beside the name
+	handoff  successorBox                         // the successor of a HandOff under way
+	// viewChanged is notified whenever view changes (for HandOff).
+	viewChanged broadcast
 	// waitingSince is when the candidate began waiting for its next term:
 	// its start, or the end of its last term. Used by the lease reports
 	// only, which the lease keeper serializes.
@@ -137,7 +140,7 @@ func (c *Candidate) start(ctx context.Context, terms *queueSink[termEvent]) erro
 		ctx, cancel := context.WithCancel(ctx)
 		c.terms.Store(terms)
 		c.waitingSince = c.clock.now()
-		e := newCampaign(ctx, c.client, c.key, c.node, c.ttl, &c.cfg, c.clock, c.leases, &c.values, c)
+		e := newCampaign(ctx, c.client, c.key, c.node, c.ttl, &c.cfg, c.clock, c.leases, &c.values, &c.handoff, c)
 		if err := e.begin(); err != nil {
 			cancel()
 			c.terms.Store(nil)
@@ -251,6 +254,7 @@ func (c *Candidate) status(role Role, leader string, term uint64, err error) {
 	s := &Status{Role: role, CandidateID: c.node, Leader: leader, Term: term, Err: err}
 	c.view.Store(s)
 	c.statuses.push(*s)
+	c.viewChanged.notify()
 }
 
 // newInstanceID names one campaign in the record, so that two candidates

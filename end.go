@@ -67,6 +67,7 @@ func endedRecord(prev snapshot) record {
 	next.Seq++
 	next.Ended = true
 	next.Leader, next.ID, next.Since, next.Value = "", "", "", ""
+	next.Successor, next.SuccessorMs = "", 0
 	return next
 }
 

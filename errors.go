@@ -53,6 +53,14 @@ var (
 	// ErrValueTooLarge is returned by Proclaim for a value longer than
 	// MaxValueSize.
 	ErrValueTooLarge = errors.New("leadership: value too large")
+	// ErrHandedOff is why a term ended after HandOff.
+	ErrHandedOff = errors.New("leadership: handed off")
+	// ErrHandOffFailed is returned by HandOff when the successor did not
+	// take over: another candidate did, or no one within the window.
+	ErrHandOffFailed = errors.New("leadership: handoff failed")
+	// ErrInvalidSuccessor is returned by HandOff for a successor that
+	// cannot take over (the candidate itself).
+	ErrInvalidSuccessor = errors.New("leadership: invalid successor")
 	// ErrStore matches every error that comes from the store (see StoreError).
 	ErrStore = errors.New("leadership: store error")
 	// ErrForeignValue is reported when the election key holds a value this

@@ -170,6 +170,43 @@ func ExampleCandidate_Proclaim() {
 	// remy at 10.0.0.7:9090
 }
 
+// A graceful handoff to a named successor, such as before a rolling
+// restart of the leader's host.
+func ExampleCandidate_HandOff() {
+	ctx := context.Background()
+	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-handoff"}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	old := leadership.NewCandidate(client, "jobs/ledger", "host-1", 15*time.Second)
+	defer old.Stop()
+	term, err := old.Campaign(ctx)
+	if err != nil {
+		panic(err)
+	}
+	next := leadership.NewCandidate(client, "jobs/ledger", "host-2", 15*time.Second)
+	defer next.Stop()
+	if _, _, err := next.RunForElection(); err != nil {
+		panic(err)
+	}
+	for next.Leader() != "host-1" { // host-2 has seen the leader
+		time.Sleep(time.Millisecond)
+	}
+
+	if err := old.HandOff(ctx, "host-2"); err != nil {
+		panic(err)
+	}
+	nt, err := next.Campaign(ctx) // already leading, or about to: returns its term
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("host-2 leads with a greater token:", nt.Token > term.Token)
+	// Output:
+	// host-2 leads with a greater token: true
+}
+
 // Ending an election tells every candidate and follower of the key.
 func ExampleEndElection() {
 	ctx := context.Background()

@@ -758,7 +758,7 @@ func (r *simRun) maybeAct() {
 	}{
 		{10, r.actResign}, {6, func() bool { return r.actStop("stop") }}, {4, func() bool { return r.actStop("cancel") }},
 		{8, r.actPartition}, {2, r.actOutage}, {3, r.actLoseData}, {4, r.actRestore}, {4, r.actRewrite},
-		{1, r.actEnd}, {1, r.actDelete}, {6, r.actProclaim},
+		{1, r.actEnd}, {1, r.actDelete}, {6, r.actProclaim}, {6, r.actHandOff},
 	}
 	total := 0
 	for _, a := range actions {
@@ -811,6 +811,31 @@ func (r *simRun) actProclaim() bool {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_ = a.cand.Proclaim(ctx, v)
+	return true
+}
+
+// actHandOff has a running candidate hand its term to another slot's
+// candidate (running or not) by name. The call does not wait for the
+// successor (its context is already done).
+func (r *simRun) actHandOff() bool {
+	a := r.running(kindCandidate)
+	if a == nil {
+		return false
+	}
+	var names []string
+	for _, s := range r.slots {
+		if name := fmt.Sprintf("c%d", s.index); s.kind == kindCandidate && name != a.cand.node {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return false
+	}
+	to := names[r.rng.IntN(len(names))]
+	r.logf("%s: HandOff to %s (leader: %v)", a.label, to, a.cand.IsLeader())
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_ = a.cand.HandOff(ctx, to)
 	return true
 }
 

@@ -15,6 +15,7 @@ const (
 	endRelinquish           // a relinquish interval or schedule came due
 	endStopped              // Stop, or the run's context was cancelled
 	endEnded                // the election was ended
+	endHandedOff            // HandOff: released to a named successor
 )
 
 // watchdog ends the lease at its deadline unless a renewal moved it. It runs
@@ -74,6 +75,8 @@ func (r endReason) err() error {
 		return ErrRelinquished
 	case endEnded:
 		return ErrElectionEnded
+	case endHandedOff:
+		return ErrHandedOff
 	}
 	return ErrStopped
 }
@@ -92,6 +95,8 @@ func (r endReason) String() string {
 		return "stopped"
 	case endEnded:
 		return "ended"
+	case endHandedOff:
+		return "handed off"
 	}
 	return "none"
 }

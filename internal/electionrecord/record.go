@@ -30,6 +30,10 @@ type Record struct {
 	Ended   bool   `json:"ended,omitzero"` // the election of generation Gen has ended
 	Since   string `json:"since,omitzero"` // informational: wall time the term began
 	Value   string `json:"value,omitzero"` // what the holder publishes beside its name (Proclaim)
+	// Successor, in a released record, is the only candidate that may take
+	// the next term for SuccessorMs after the release is seen (HandOff).
+	Successor   string `json:"next,omitzero"`
+	SuccessorMs int64  `json:"next_ms,omitzero"`
 	// Token is unique to each write. Some stores compare a top-level
 	// "LastIndex" member of the JSON value in their compare-and-swap
 	// (kvtools/redis with its raw codec); a fresh token in every write makes
@@ -42,6 +46,12 @@ func (r *Record) Free() bool { return r.ID == "" }
 
 // TTL is the lease the holder promised.
 func (r *Record) TTL() time.Duration { return time.Duration(r.TTLms) * time.Millisecond }
+
+// SuccessorWindow is how long after the release is seen only Successor
+// may take the next term.
+func (r *Record) SuccessorWindow() time.Duration {
+	return time.Duration(max(r.SuccessorMs, 0)) * time.Millisecond
+}
 
 // NewerThan orders two records written by the library: every write bumps
 // the generation, the term or the sequence.

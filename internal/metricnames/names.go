@@ -41,7 +41,7 @@ var (
 )
 
 // Reason is the label of why a term ended: resigned, relinquished,
-// lease_expired, lost, election_ended, stopped, or other.
+// lease_expired, lost, election_ended, stopped, handed_off, or other.
 func Reason(err error) string {
 	switch {
 	case errors.Is(err, leadership.ErrResigned):
@@ -56,6 +56,8 @@ func Reason(err error) string {
 		return "election_ended"
 	case errors.Is(err, leadership.ErrStopped):
 		return "stopped"
+	case errors.Is(err, leadership.ErrHandedOff):
+		return "handed_off"
 	}
 	return "other"
 }

@@ -20,6 +20,7 @@ func TestReason(t *testing.T) {
 		leadership.ErrLostLeadership:                "lost",
 		leadership.ErrElectionEnded:                 "election_ended",
 		leadership.ErrStopped:                       "stopped",
+		leadership.ErrHandedOff:                     "handed_off",
 		fmt.Errorf("x: %w", leadership.ErrResigned): "resigned",
 		errors.New("something else"):                "other",
 	} {
