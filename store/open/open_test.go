@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/kvtools/valkeyrie/store"
@@ -49,8 +50,22 @@ func TestOpenErrors(t *testing.T) {
 		{"memory://", "host"},
 		{"memory://x?tls=true", "tls"},
 		{"nosuch://h:1", "scheme"},
+		// Malformed hosts are refused before any dial.
+		{"etcd://[127.0.0.1", "host"},
+		{"etcd://127.0.0.1]:2379", "host"},
+		{"redis://[::1:6379", "host"},
+		{"consul://bad host:8500", "host"},
+		{"zk://h1:2181,[h2", "host"},
+		{"postgres://u:secret@[db:5432/app", "host"},
+		{"postgres://u:secret@db:5432/app?sslmode=sometimes", "url"},
 	} {
 		kv, err := Store(ctx, tc.url)
+		if errors.Is(err, store.ErrNotReachable) {
+			t.Errorf("%s: dialled, and reported unreachable: %v", tc.url, err)
+		}
+		if err != nil && strings.Contains(err.Error(), "secret") {
+			t.Errorf("%s: the error shows the password: %v", tc.url, err)
+		}
 		var ce *ConfigError
 		if kv != nil || !errors.As(err, &ce) || ce.Field != tc.field {
 			t.Errorf("%s: %v %v, want an error naming %s", tc.url, kv, err, tc.field)

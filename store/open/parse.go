@@ -118,6 +118,9 @@ func (s *Spec) hostPorts(defaultPort string) ([]string, error) {
 	}
 	out := make([]string, 0, len(s.Endpoints))
 	for _, e := range s.Endpoints {
+		if err := checkBrackets(e); err != nil {
+			return nil, err
+		}
 		host, port, err := net.SplitHostPort(e)
 		if err != nil {
 			if defaultPort == "" || strings.Count(e, ":") > 0 && !strings.HasPrefix(e, "[") {
@@ -128,12 +131,29 @@ func (s *Spec) hostPorts(defaultPort string) ([]string, error) {
 		if host == "" {
 			return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: e, Reason: "empty host name"}
 		}
+		if strings.ContainsAny(host, " \t[]/\\?#@%") {
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: e, Reason: "not a host name or IP address"}
+		}
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
 			return nil, &ConfigError{Invalid: storeURL{}, Field: "port", Value: port, Reason: "not a port number (1-65535)"}
 		}
 		out = append(out, net.JoinHostPort(host, port))
 	}
 	return out, nil
+}
+
+// checkBrackets refuses an endpoint whose IPv6 brackets do not pair up:
+// "[::1]:2379" and "[::1]" are fine, "[127.0.0.1" and "::1]:2379" are not.
+func checkBrackets(e string) error {
+	open, close := strings.Count(e, "["), strings.Count(e, "]")
+	if open == 0 && close == 0 {
+		return nil
+	}
+	end := strings.IndexByte(e, ']')
+	if open != 1 || close != 1 || e[0] != '[' || end < 2 || (end != len(e)-1 && e[end+1] != ':') {
+		return &ConfigError{Invalid: storeURL{}, Field: "host", Value: e, Reason: "unbalanced brackets: an IPv6 address is written [addr] or [addr]:port"}
+	}
+	return nil
 }
 
 // params reads typed query parameters and remembers which were used, so

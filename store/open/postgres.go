@@ -6,6 +6,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership/store/postgres"
 )
@@ -32,5 +33,17 @@ func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error)
 		dsn += "?" + enc
 	}
 	cfg.DSN = dsn
+	for _, e := range s.Endpoints {
+		if err := checkBrackets(e); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := pgconn.ParseConfig(dsn); err != nil {
+		msg := err.Error()
+		if s.Password != "" {
+			msg = strings.ReplaceAll(msg, s.Password, "xxxxx")
+		}
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "url", Reason: "not a PostgreSQL URL: " + msg}
+	}
 	return postgres.Open(ctx, cfg)
 }
