@@ -207,6 +207,64 @@ func ExampleCandidate_HandOff() {
 	// host-2 leads with a greater token: true
 }
 
+// The status stream: the role, the leader and the term after every change
+// (Comcast's go-leaderelection Status).
+func ExampleCandidate_Status() {
+	ctx := context.Background()
+	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-status"}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	zoe := leadership.NewCandidate(client, "jobs/report", "zoe", 15*time.Second)
+	if _, _, err := zoe.RunForElection(); err != nil {
+		panic(err)
+	}
+	for s := range zoe.Status() {
+		fmt.Printf("%v leader=%q term=%d\n", s.Role, s.Leader, s.Term)
+		if s.Role == leadership.RoleLeader {
+			zoe.Stop() // steps down, releases, stops: the stream closes
+		}
+	}
+	// Output:
+	// follower leader="" term=0
+	// leader leader="zoe" term=1
+	// follower leader="" term=1
+	// stopped leader="" term=1
+}
+
+// Resign steps down at once and lets a waiting candidate win; the resigned
+// candidate competes again after its holdoff.
+func ExampleCandidate_Resign() {
+	ctx := context.Background()
+	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-resign"}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	peter := leadership.NewCandidate(client, "jobs/report", "peter", 15*time.Second)
+	defer peter.Stop()
+	if _, err := peter.Campaign(ctx); err != nil {
+		panic(err)
+	}
+	linda := leadership.NewCandidate(client, "jobs/report", "linda", 15*time.Second)
+	defer linda.Stop()
+	elected, _, err := linda.RunForElection()
+	if err != nil {
+		panic(err)
+	}
+	<-elected // false: peter leads
+
+	peter.Resign()
+	fmt.Println("peter leads:", peter.IsLeader())
+	fmt.Println("linda elected:", <-elected)
+	// Output:
+	// peter leads: false
+	// linda elected: true
+}
+
 // Ending an election tells every candidate and follower of the key.
 func ExampleEndElection() {
 	ctx := context.Background()
