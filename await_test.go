@@ -23,6 +23,18 @@ func campaignAsync(c *Candidate, ctx context.Context) <-chan campaignResult {
 	return out
 }
 
+// leading returns candidate name of key on its own handle, once Campaign
+// made it the leader; it stops when the test ends.
+func leading(t *testing.T, c *cluster, key, name string) *Candidate {
+	t.Helper()
+	cand := NewCandidate(c.handle(), key, name, time.Second)
+	t.Cleanup(cand.Stop)
+	if _, err := cand.Campaign(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	return cand
+}
+
 // Campaign returns once the candidate leads, and blocks while another does.
 func TestCampaignBlocksUntilElected(t *testing.T) {
 	c := newCluster(t)
@@ -57,11 +69,7 @@ func TestCampaignBlocksUntilElected(t *testing.T) {
 // stops the candidacy it started: that candidate never leads later.
 func TestCampaignContextEndsStopsWhatItStarted(t *testing.T) {
 	c := newCluster(t)
-	a := NewCandidate(c.handle(), "await", "a", time.Second)
-	t.Cleanup(a.Stop)
-	if _, err := a.Campaign(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
+	a := leading(t, c, "await", "a")
 	b := NewCandidate(c.handle(), "await", "b", time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
@@ -109,11 +117,7 @@ func TestCampaignOnRunningCandidateOnlyWaits(t *testing.T) {
 // constructor's errors.
 func TestCampaignReportsStopAndEnd(t *testing.T) {
 	c := newCluster(t)
-	a := NewCandidate(c.handle(), "await", "a", time.Second)
-	t.Cleanup(a.Stop)
-	if _, err := a.Campaign(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
+	a := leading(t, c, "await", "a")
 	b := NewCandidate(c.handle(), "await", "b", time.Second)
 	res := campaignAsync(b, context.Background())
 	eventually(t, "b runs", func() bool { return b.Leader() == "a" })

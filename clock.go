@@ -37,13 +37,7 @@ type Timer interface {
 // WithClock times the candidate or follower on clk instead of the system
 // clock (see Clock). A nil clock is an error.
 func WithClock(clk Clock) Option {
-	return func(c *config) {
-		if isNil(clk) {
-			c.refuse("WithClock", "the clock is nil")
-			return
-		}
-		c.clock = clk
-	}
+	return notNil("WithClock", clk, func(c *config) { c.clock = clk })
 }
 
 // systemClock is the default Clock: time.Now and time.NewTimer.

@@ -57,13 +57,7 @@ func (NoMetrics) WatchRestarted(string) {}
 // WithMetrics sends the engine's measurements to m (see Metrics). By
 // default nothing is measured. A nil m is refused (ErrInvalidOption).
 func WithMetrics(m Metrics) Option {
-	return func(c *config) {
-		if isNil(m) {
-			c.refuse("WithMetrics", "the metrics are nil")
-			return
-		}
-		c.metrics = m
-	}
+	return notNil("WithMetrics", m, func(c *config) { c.metrics = m })
 }
 
 // outcomeOf classifies a store call's result for Metrics.StoreCall.

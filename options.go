@@ -184,6 +184,18 @@ func candidateOnly(name string, opt Option) Option {
 	}
 }
 
+// notNil is the option name, which set applies, refused when its value v
+// is nil.
+func notNil(name string, v any, set func(*config)) Option {
+	return func(c *config) {
+		if isNil(v) {
+			c.refuse(name, "the value is nil")
+			return
+		}
+		set(c)
+	}
+}
+
 // refuse records that option cannot take its value, for the reason given.
 func (c *config) refuse(option, reason string) {
 	c.errs = append(c.errs, &OptionError{Option: option, Reason: reason})

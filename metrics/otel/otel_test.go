@@ -42,15 +42,25 @@ func gaugeValue(t testing.TB, m metricdata.Metrics) int64 {
 	return g.DataPoints[0].Value
 }
 
-func TestInstrumentsRecord(t *testing.T) {
+// newMetrics makes the Metrics on a provider read by the returned reader,
+// shut down when the test ends.
+func newMetrics(t *testing.T) (*leaderotel.Metrics, *sdkmetric.ManualReader) {
+	t.Helper()
 	reader := sdkmetric.NewManualReader()
 	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
 	m, err := leaderotel.New(provider)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	t.Cleanup(func() {
+		_ = m.Close()
+		_ = provider.Shutdown(context.Background())
+	})
+	return m, reader
+}
+
+func TestInstrumentsRecord(t *testing.T) {
+	m, reader := newMetrics(t)
 
 	m.TermBegan("k", "a", 7, time.Second)
 	m.StoreCall("k", "renew", leadership.OutcomeOK, 2*time.Millisecond)
@@ -89,14 +99,7 @@ func TestInstrumentsRecord(t *testing.T) {
 }
 
 func TestFollowerStaleness(t *testing.T) {
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	defer provider.Shutdown(context.Background())
-	m, err := leaderotel.New(provider)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
+	m, reader := newMetrics(t)
 	kv, err := memory.Open(context.Background(), memory.Config{Name: "otel-follower"})
 	if err != nil {
 		t.Fatal(err)
