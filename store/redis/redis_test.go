@@ -19,21 +19,11 @@ import (
 )
 
 func TestConfigValidation(t *testing.T) {
-	storetest.RejectsConfigs(t, Open, func(err error, field string) bool {
-		var ce *ConfigError
-		return errors.As(err, &ce) && errors.Is(err, ErrInvalidConfig) && ce.Field == field
-	}, []storetest.InvalidConfig[Config]{
-		{Name: "no endpoints", Config: Config{}, Field: "Endpoints"},
-		{Name: "two endpoints", Config: Config{Endpoints: []string{"127.0.0.1:6379", "127.0.0.1:6380"}}, Field: "Endpoints"},
-		{Name: "empty endpoint", Config: Config{Endpoints: []string{""}}, Field: "Endpoints"},
-		{Name: "scheme", Config: Config{Endpoints: []string{"redis://127.0.0.1:6379"}}, Field: "Endpoints"},
-		{Name: "no port", Config: Config{Endpoints: []string{"127.0.0.1"}}, Field: "Endpoints"},
-		{Name: "bad port", Config: Config{Endpoints: []string{"127.0.0.1:0"}}, Field: "Endpoints"},
-		{Name: "no host", Config: Config{Endpoints: []string{":6379"}}, Field: "Endpoints"},
-		{Name: "negative DB", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, DB: -1}, Field: "DB"},
-		{Name: "negative dial timeout", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, DialTimeout: -1}, Field: "DialTimeout"},
-		{Name: "negative request timeout", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, RequestTimeout: -1}, Field: "RequestTimeout"},
-	})
+	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(ErrInvalidConfig), netConfig.Invalid("127.0.0.1:6379",
+		storetest.InvalidConfig[Config]{Name: "two endpoints", Config: Config{Endpoints: []string{"127.0.0.1:6379", "127.0.0.1:6380"}}, Field: "Endpoints"},
+		storetest.InvalidConfig[Config]{Name: "redis scheme", Config: Config{Endpoints: []string{"redis://127.0.0.1:6379"}}, Field: "Endpoints"},
+		storetest.InvalidConfig[Config]{Name: "negative DB", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, DB: -1}, Field: "DB"},
+	))
 	cfg, err := Config{Endpoints: []string{"[::1]:6379"}}.validate()
 	if err != nil {
 		t.Fatal(err)
@@ -44,12 +34,12 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestOpenUnreachable(t *testing.T) {
-	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
-		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
-	}, storetest.Unreachable{Names: func(err error, endpoints []string) bool {
-		var ue *UnreachableError
-		return errors.As(err, &ue) && len(endpoints) == 1 && len(ue.Endpoints) == 1 && ue.Endpoints[0] == endpoints[0]
-	}})
+	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: storetest.NamesFirstEndpoint})
+}
+
+// netConfig is the Config of endpoints and timeouts alone.
+var netConfig storetest.NetConfig[Config] = func(endpoints []string, dial, request time.Duration) Config {
+	return Config{Endpoints: endpoints, DialTimeout: dial, RequestTimeout: request}
 }
 
 // kvtools' constructor sends CONFIG SET with a 30s socket timeout and no
