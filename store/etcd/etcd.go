@@ -80,10 +80,10 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	deadline, err := adapter.OpenDeadline(ctx, cfg.DialTimeout)
+	if err != nil {
 		return nil, err
 	}
-	deadline := adapter.OpenDeadline(ctx, cfg.DialTimeout)
 	kcfg := &etcdv3.Config{
 		// The client's dial timeout also bounds the authentication that
 		// etcdv3.New runs when Username is set; without it that call

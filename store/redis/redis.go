@@ -93,11 +93,11 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	ep := cfg.Endpoints[0]
+	deadline, err := adapter.OpenDeadline(ctx, cfg.DialTimeout)
+	if err != nil {
 		return nil, err
 	}
-	ep := cfg.Endpoints[0]
-	deadline := adapter.OpenDeadline(ctx, cfg.DialTimeout)
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
