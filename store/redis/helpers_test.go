@@ -38,6 +38,20 @@ func openClient(t *testing.T, cfg Config) store.Store {
 // uniqueKey returns a key no other test, run or process uses.
 func uniqueKey(t *testing.T) string { return storetest.TestKey(t, "redis") }
 
+// leakTest starts a test that ends with goleak.VerifyNone(t, leaks), to
+// check that the stores it opens leave nothing running: cfg is the test
+// server's Config, other a store to write with (its goroutines, which end
+// at cleanup, are in leaks), and key a fresh key, deleted at cleanup.
+func leakTest(t *testing.T) (cfg Config, other store.Store, leaks goleak.Option, key string) {
+	t.Helper()
+	cfg = serverConfig(t)
+	other = openClient(t, cfg)
+	leaks = goleak.IgnoreCurrent()
+	key = uniqueKey(t)
+	t.Cleanup(func() { _ = other.Delete(context.Background(), key) })
+	return cfg, other, leaks, key
+}
+
 // proxy forwards connections to a target until Cut, after which it passes
 // nothing more (a hung server, as seen by its clients), or Kill, which
 // resets every connection and refuses new ones (a dead server).

@@ -284,12 +284,8 @@ func TestManyWatches(t *testing.T) {
 // cancelling) hold nothing once the store is closed, and their channels
 // are closed.
 func TestWatchReaderWalksAway(t *testing.T) {
-	cfg := serverConfig(t)
-	other := openClient(t, cfg)
-	leaks := goleak.IgnoreCurrent() // other's goroutines end at cleanup
+	cfg, other, leaks, key := leakTest(t)
 	ctx := context.Background()
-	key := uniqueKey(t)
-	defer func() { _ = other.Delete(ctx, key) }()
 
 	s, err := Open(ctx, cfg)
 	if err != nil {
@@ -342,12 +338,8 @@ func TestWatchReaderWalksAway(t *testing.T) {
 // away from) are re-delivered the current state after each reconnection,
 // and nothing is left after Close.
 func TestWatchThroughKilledForwarder(t *testing.T) {
-	cfg := serverConfig(t)
-	other := openClient(t, cfg)
-	leaks := goleak.IgnoreCurrent() // other's goroutines end at cleanup
+	cfg, other, leaks, key := leakTest(t)
 	ctx := context.Background()
-	key := uniqueKey(t)
-	defer func() { _ = other.Delete(ctx, key) }()
 
 	fwd := electiontest.Forwarder(t, cfg.Endpoints[0])
 	s, err := Open(ctx, Config{Endpoints: []string{fwd.Addr()}, RequestTimeout: time.Second})
@@ -416,12 +408,8 @@ func TestWatchThroughKilledForwarder(t *testing.T) {
 // receiveLoop blocked for ever in a channel send, several per run of
 // this test (checked against the previous version of this package).
 func TestWatchForwarderClosedDuringWrites(t *testing.T) {
-	cfg := serverConfig(t)
-	other := openClient(t, cfg)
-	leaks := goleak.IgnoreCurrent()
+	cfg, other, leaks, key := leakTest(t)
 	ctx := context.Background()
-	key := uniqueKey(t)
-	defer func() { _ = other.Delete(ctx, key) }()
 	for round := range 10 {
 		fwd, err := leadershiptest.NewForwarder(cfg.Endpoints[0])
 		if err != nil {
