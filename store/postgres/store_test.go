@@ -136,8 +136,7 @@ func TestConcurrentOpen(t *testing.T) {
 }
 
 func TestIndexIncreasing(t *testing.T) {
-	table := freshTable(t)
-	kv, other := openOn(t, table), openOn(t, table)
+	kv, other := openTwo(t)
 	ctx := testCtx(t)
 
 	var last uint64
