@@ -27,6 +27,14 @@ func freshName(t *testing.T) string {
 	return fmt.Sprintf("%s-%d", t.Name(), nameSeq.Add(1))
 }
 
+// openTwo opens two handles on a fresh backend, closed at cleanup.
+func openTwo(t *testing.T) (*Store, *Store) {
+	t.Helper()
+	name := freshName(t)
+
+	return openStore(t, name), openStore(t, name)
+}
+
 // openStore opens a handle through valkeyrie and closes it at cleanup.
 func openStore(t *testing.T, name string) *Store {
 	t.Helper()
