@@ -16,6 +16,7 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 func TestConfigValidation(t *testing.T) {
@@ -45,16 +46,16 @@ var netConfig storetest.NetConfig[Config] = func(endpoints []string, dial, reque
 // kvtools' constructor sends CONFIG SET with a 30s socket timeout and no
 // regard for its context's deadline.
 func TestKvtoolsConstructorHangs(t *testing.T) {
-	p := newProxy(t, serverConfig(t).Endpoints[0])
+	p := electiontest.Forwarder(t, serverConfig(t).Endpoints[0])
 	p.Cut()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	var kv *kvredis.Store
 	done := storetest.Blocked(t, "kvredis.New with a 200ms context against a hung server", func() (err error) {
-		kv, err = kvredis.New(ctx, []string{p.addr()}, nil)
+		kv, err = kvredis.New(ctx, []string{p.Addr()}, nil)
 		return err
 	})
-	p.Kill()
+	_ = p.Close()
 	<-done
 	if kv != nil {
 		_ = kv.Close()
@@ -129,8 +130,8 @@ func TestCreateFailureNotMaskedAsExists(t *testing.T) {
 	key := uniqueKey(t)
 
 	// Before: raw kvtools, server gone.
-	p := newProxy(t, cfg.Endpoints[0])
-	kv, err := kvredis.New(ctx, []string{p.addr()}, nil)
+	p := electiontest.Forwarder(t, cfg.Endpoints[0])
+	kv, err := kvredis.New(ctx, []string{p.Addr()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestCreateFailureNotMaskedAsExists(t *testing.T) {
 	if _, err := kv.Get(ctx, key, nil); !errors.Is(err, store.ErrKeyNotFound) {
 		t.Fatalf("Get: %v", err)
 	}
-	p.Kill()
+	_ = p.Close()
 	_, _, err = kv.AtomicPut(ctx, key, []byte(`{"LastIndex":"a"}`), nil, nil)
 	if !errors.Is(err, store.ErrKeyExists) {
 		t.Fatalf("before: raw AtomicPut against a dead server: %v, expected kvtools' ErrKeyExists", err)
@@ -146,12 +147,12 @@ func TestCreateFailureNotMaskedAsExists(t *testing.T) {
 	t.Logf("before: raw AtomicPut(nil) against a dead server: %v", err)
 
 	// After.
-	p = newProxy(t, cfg.Endpoints[0])
-	s := openClient(t, Config{Endpoints: []string{p.addr()}, RequestTimeout: 5 * time.Second})
+	p = electiontest.Forwarder(t, cfg.Endpoints[0])
+	s := openClient(t, Config{Endpoints: []string{p.Addr()}, RequestTimeout: 5 * time.Second})
 	if _, err := s.Get(ctx, key, nil); !errors.Is(err, store.ErrKeyNotFound) {
 		t.Fatalf("Get: %v", err)
 	}
-	p.Kill()
+	_ = p.Close()
 	_, _, err = s.AtomicPut(ctx, key, []byte(`{"LastIndex":"a"}`), nil, nil)
 	if errors.Is(err, store.ErrKeyExists) || !errors.Is(err, store.ErrNotReachable) {
 		t.Fatalf("after: wrapped AtomicPut against a dead server: %v", err)
@@ -298,8 +299,7 @@ func TestCASComparesLastIndexMember(t *testing.T) {
 // Keyspace notifications deliver puts, compare-and-swaps, deletes and
 // expiries.
 func TestWatchEvents(t *testing.T) {
-	cfg := serverConfig(t)
-	s, other := openClient(t, cfg), openClient(t, cfg)
+	s, other := openTwo(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	key := uniqueKey(t)
@@ -368,8 +368,8 @@ func TestCallsBounded(t *testing.T) {
 	ctx := context.Background()
 
 	// Before.
-	p := newProxy(t, cfg.Endpoints[0])
-	kv, err := kvredis.New(ctx, []string{p.addr()}, nil)
+	p := electiontest.Forwarder(t, cfg.Endpoints[0])
+	kv, err := kvredis.New(ctx, []string{p.Addr()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -380,13 +380,13 @@ func TestCallsBounded(t *testing.T) {
 		_, err := kv.Get(cctx, "k", nil)
 		return err
 	})
-	p.Kill()
+	_ = p.Close()
 	<-done
 	_ = kv.Close()
 
 	// After.
-	p = newProxy(t, cfg.Endpoints[0])
-	s := openClient(t, Config{Endpoints: []string{p.addr()}, RequestTimeout: 300 * time.Millisecond})
+	p = electiontest.Forwarder(t, cfg.Endpoints[0])
+	s := openClient(t, Config{Endpoints: []string{p.Addr()}, RequestTimeout: 300 * time.Millisecond})
 	p.Cut()
 	start := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -411,7 +411,7 @@ func TestCallsBounded(t *testing.T) {
 	if took > storetest.HangBound {
 		t.Fatalf("AtomicPut and Delete returned after %v: hung", took)
 	}
-	p.Kill() // let the abandoned calls finish before Close
+	_ = p.Close() // let the abandoned calls finish before Close
 }
 
 // countStacks counts the goroutines whose stack mentions fn.

@@ -113,8 +113,7 @@ func TestWatchFirstEvent(t *testing.T) {
 // Changes in quick succession reach a watcher in order: the values it
 // receives never go back, and the last one is the last written.
 func TestWatchOrder(t *testing.T) {
-	cfg := serverConfig(t)
-	s, other := openClient(t, cfg), openClient(t, cfg)
+	s, other := openTwo(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	key := uniqueKey(t)
@@ -153,8 +152,7 @@ func TestWatchOrder(t *testing.T) {
 // Watches of a directory see its keys change; glob characters in the
 // directory are matched literally.
 func TestWatchTreeEvents(t *testing.T) {
-	cfg := serverConfig(t)
-	s, other := openClient(t, cfg), openClient(t, cfg)
+	s, other := openTwo(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	base := uniqueKey(t)
