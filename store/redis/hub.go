@@ -384,15 +384,20 @@ func (h *hub) replace(old *goredis.PubSub) {
 	_ = old.Close()
 }
 
+// awake waits for kick and reports true, or false once the hub closes.
+func (h *hub) awake(kick <-chan struct{}) bool {
+	select {
+	case <-h.ctx.Done():
+		return false
+	case <-kick:
+		return true
+	}
+}
+
 // subscribe sends the subscription changes until the hub closes.
 func (h *hub) subscribe() {
 	var backoff time.Duration
-	for {
-		select {
-		case <-h.ctx.Done():
-			return
-		case <-h.kickSub:
-		}
+	for h.awake(h.kickSub) {
 		for {
 			h.mu.Lock()
 			if h.closed {
@@ -476,12 +481,7 @@ type due struct {
 // fetch reads the pending subscriptions until the hub closes.
 func (h *hub) fetch() {
 	var backoff time.Duration
-	for {
-		select {
-		case <-h.ctx.Done():
-			return
-		case <-h.kickFetch:
-		}
+	for h.awake(h.kickFetch) {
 		for {
 			batch := h.takePending()
 			if len(batch) == 0 {
