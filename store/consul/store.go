@@ -192,14 +192,7 @@ func (s *kv) Close() error {
 		for _, l := range held {
 			_ = l.Unlock(context.Background())
 		}
-		done := make(chan struct{})
-		go func() { s.tasks.Wait(); close(done) }()
-		t := time.NewTimer(closeGrace)
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
-		}
+		guard.AwaitGroup(&s.tasks, closeGrace)
 		s.transport.CloseIdleConnections()
 		s.watchTransport.CloseIdleConnections()
 	})

@@ -111,13 +111,8 @@ func (s *kv) Close() error {
 		s.swapMu.Unlock()
 		start := time.Now()
 		c.close()
-		done := make(chan struct{})
-		go func() { s.tasks.Wait(); close(done) }()
-		t := time.NewTimer(max(closeGrace-time.Since(start), 0))
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
+		if rest := closeGrace - time.Since(start); rest > 0 {
+			guard.AwaitGroup(&s.tasks, rest)
 		}
 	})
 	return nil
