@@ -63,18 +63,7 @@ func TestValkeyrieSuite(t *testing.T) {
 func requireClosed[T any](t *testing.T, ch <-chan T) {
 	t.Helper()
 
-	deadline := time.After(storetest.Patience)
-
-	for {
-		select {
-		case _, ok := <-ch:
-			if !ok {
-				return
-			}
-		case <-deadline:
-			require.FailNow(t, "channel not closed in time")
-		}
-	}
+	require.True(t, storetest.Closes(ch, storetest.Patience), "channel not closed in time")
 }
 
 // requireSignal waits for ch to be closed.
