@@ -169,26 +169,13 @@ func TestWatchTreeEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := func(what string) []*store.KVPair {
-		t.Helper()
-		select {
-		case ps, ok := <-ch:
-			if !ok {
-				t.Fatalf("%s: closed", what)
-			}
-			return ps
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: no event", what)
-		}
-		return nil
-	}
-	if ps := next("first"); len(ps) != 1 || ps[0].Key != dir+"/a" || string(ps[0].Value) != "a" {
+	if ps := storetest.NextList(t, ch); len(ps) != 1 || ps[0].Key != dir+"/a" || string(ps[0].Value) != "a" {
 		t.Fatalf("first: %+v", ps)
 	}
 	if err := other.Put(ctx, dir+"/b", []byte("b"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if ps := next("put"); len(ps) != 2 {
+	if ps := storetest.NextList(t, ch); len(ps) != 2 {
 		t.Fatalf("after a put: %d pairs", len(ps))
 	}
 	// "d?" is not a pattern: a write under dx does not wake the watch.
@@ -203,13 +190,13 @@ func TestWatchTreeEvents(t *testing.T) {
 	if err := other.Delete(ctx, dir+"/a"); err != nil {
 		t.Fatal(err)
 	}
-	if ps := next("delete"); len(ps) != 1 || ps[0].Key != dir+"/b" {
+	if ps := storetest.NextList(t, ch); len(ps) != 1 || ps[0].Key != dir+"/b" {
 		t.Fatalf("after a delete: %+v", ps)
 	}
 	if err := other.Delete(ctx, dir+"/b"); err != nil {
 		t.Fatal(err)
 	}
-	if ps := next("empty"); ps == nil || len(ps) != 0 {
+	if ps := storetest.NextList(t, ch); ps == nil || len(ps) != 0 {
 		t.Fatalf("empty directory: %#v", ps)
 	}
 }
