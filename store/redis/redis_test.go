@@ -310,31 +310,14 @@ func TestWatchEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Events may repeat (each notification triggers a read); wait for
-	// the value wanted.
-	expect := func(what, want string) {
-		t.Helper()
-		deadline := time.After(5 * time.Second)
-		for {
-			select {
-			case p, ok := <-ch:
-				if !ok {
-					t.Fatalf("%s: channel closed", what)
-				}
-				if string(p.Value) == want {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("%s: no event with value %q", what, want)
-			}
-		}
-	}
-	expect("missing at start", "") // read once subscribed: no change is missed from here
+	// Events may repeat (each notification triggers a read): each step
+	// waits for the value wanted.
+	expectValue(t, ch, "", 5*time.Second) // missing at start; read once subscribed: no change is missed from here
 	v1 := `{"LastIndex":"1"}`
 	if err := other.Put(ctx, key, []byte(v1), nil); err != nil {
 		t.Fatal(err)
 	}
-	expect("put", v1)
+	expectValue(t, ch, v1, 5*time.Second) // put
 	prev, err := other.Get(ctx, key, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -343,17 +326,17 @@ func TestWatchEvents(t *testing.T) {
 	if _, _, err := other.AtomicPut(ctx, key, []byte(v2), prev, nil); err != nil {
 		t.Fatal(err)
 	}
-	expect("compare-and-swap", v2)
+	expectValue(t, ch, v2, 5*time.Second) // compare-and-swap
 	if err := other.Delete(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	expect("delete", "")
+	expectValue(t, ch, "", 5*time.Second) // delete
 	v3 := `{"LastIndex":"3"}`
 	if err := other.Put(ctx, key, []byte(v3), &store.WriteOptions{TTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	expect("put with TTL", v3)
-	expect("expiry", "")
+	expectValue(t, ch, v3, 5*time.Second) // put with TTL
+	expectValue(t, ch, "", 5*time.Second) // expiry
 
 	wcancel()
 	if !storetest.Closes(ch, storetest.HangBound) {
