@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/leadership-go/leadership/store/internal/guard"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
@@ -200,24 +201,9 @@ func TestIndexIncreasing(t *testing.T) {
 			prev = p.LastIndex
 		}
 
-		if waitDone(&wg) {
+		if guard.AwaitGroup(&wg, time.Millisecond) {
 			break
 		}
-	}
-}
-
-func waitDone(wg *sync.WaitGroup) bool {
-	ch := make(chan struct{})
-	go func() {
-		wg.Wait()
-		close(ch)
-	}()
-
-	select {
-	case <-ch:
-		return true
-	case <-time.After(time.Millisecond):
-		return false
 	}
 }
 
