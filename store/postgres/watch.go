@@ -369,13 +369,8 @@ func retry(ctx context.Context, f func() error) error {
 			return ctx.Err()
 		}
 
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-
+		if !watch.Sleep(ctx, backoff) {
 			return ctx.Err()
-		case <-t.C:
 		}
 
 		backoff = min(2*backoff, 2*time.Second)

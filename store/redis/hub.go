@@ -11,6 +11,8 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/leadership-go/leadership/store/internal/watch"
 )
 
 // errHubClosed is returned by Watch and WatchTree on a closed store.
@@ -259,18 +261,6 @@ func kick(ch chan struct{}) {
 	}
 }
 
-// pause waits d or until the hub closes, and reports whether it is open.
-func (h *hub) pause(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-h.ctx.Done():
-		return false
-	}
-}
-
 func nextBackoff(d time.Duration) time.Duration {
 	return min(max(2*d, 50*time.Millisecond), maxBackoff)
 }
@@ -319,7 +309,7 @@ func (h *hub) receive() {
 			}
 			pinged = false
 			backoff = nextBackoff(backoff)
-			if !h.pause(backoff) {
+			if !watch.Sleep(h.ctx, backoff) {
 				return
 			}
 			continue
@@ -457,7 +447,7 @@ func (h *hub) subscribe() {
 			}
 			h.mu.Unlock()
 			backoff = nextBackoff(backoff)
-			if !h.pause(backoff) {
+			if !watch.Sleep(h.ctx, backoff) {
 				return
 			}
 		}
@@ -497,7 +487,7 @@ func (h *hub) fetch() {
 				h.requeue(batch)
 				h.mu.Unlock()
 				backoff = nextBackoff(backoff)
-				if !h.pause(backoff) {
+				if !watch.Sleep(h.ctx, backoff) {
 					return
 				}
 				continue
