@@ -15,11 +15,11 @@ const (
 	// DefaultDialTimeout bounds Open (connection, TLS handshake and the
 	// first round trip), and each TCP connection and TLS handshake later,
 	// when Config.DialTimeout is zero.
-	DefaultDialTimeout = 5 * time.Second
+	DefaultDialTimeout = adapter.DefaultDialTimeout
 
 	// DefaultRequestTimeout bounds every call whose context has no deadline
 	// when Config.RequestTimeout is zero.
-	DefaultRequestTimeout = 5 * time.Second
+	DefaultRequestTimeout = adapter.DefaultRequestTimeout
 
 	// watchWait is how long one blocking query of a watch waits for a
 	// change. Each query is also bounded by watchWait*17/16 (Consul adds
@@ -93,5 +93,5 @@ func (c Config) resolve() (settings, error) {
 	if c.TLS != nil {
 		st.scheme, st.tls = "https", c.TLS.Clone()
 	}
-	return st, adapter.CheckDialRequest(ErrInvalidConfig, &st.dialTimeout, &st.requestTimeout, DefaultDialTimeout, DefaultRequestTimeout)
+	return st, adapter.CheckDialRequest(ErrInvalidConfig, &st.dialTimeout, &st.requestTimeout)
 }

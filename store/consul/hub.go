@@ -348,7 +348,7 @@ func (h *hub) run() {
 	)
 	for {
 		if d := time.Until(next); d > 0 {
-			h.sleep(d)
+			watch.Sleep(s.ctx, d)
 		}
 		h.mu.Lock()
 		if len(h.keys) == 0 || s.ctx.Err() != nil {
@@ -443,16 +443,6 @@ func (h *hub) query(prefix string, index uint64) (ps api.KVPairs, meta *api.Quer
 				return nil, nil, true, nil
 			}
 		}
-	}
-}
-
-// sleep waits for d or the store's end.
-func (h *hub) sleep(d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-h.s.ctx.Done():
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/hashicorp/consul/api"
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/internal/watch"
 )
 
 // defaultLockTTL is the lock TTL when LockOptions.TTL is zero (kvtools').
@@ -150,10 +152,8 @@ func (l *lock) acquire(ctx context.Context, session string) error {
 				break // free (a lock delay may still refuse it: retry soon)
 			}
 		}
-		select {
-		case <-ctx.Done():
+		if !watch.Sleep(ctx, 50*time.Millisecond) {
 			return ctx.Err()
-		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
@@ -191,10 +191,7 @@ func (l *lock) monitor(ctx context.Context, stop context.CancelFunc, session str
 		qcancel()
 		if err != nil {
 			if ctx.Err() == nil {
-				select { // a transient error: the session's TTL decides
-				case <-ctx.Done():
-				case <-time.After(time.Second):
-				}
+				watch.Sleep(ctx, time.Second) // a transient error: the session's TTL decides
 			}
 			continue
 		}

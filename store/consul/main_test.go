@@ -2,13 +2,16 @@ package consul
 
 import (
 	"context"
+	"net/http"
 	"testing"
 	"time"
 
+	kvconsul "github.com/kvtools/consul"
 	"github.com/kvtools/valkeyrie/store"
 	"go.uber.org/goleak"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 // envConsul names the variable holding the test agent's HTTP address
@@ -49,3 +52,12 @@ func openAgent(t testing.TB) store.Store { return openOn(t, agent(t)) }
 // freshKey returns a key under a prefix no other test (or test process)
 // uses, ending in name.
 func freshKey(name string) string { return storetest.FreshKey("consul", name) }
+
+// kvtoolsStore opens kvtools/consul's store as valkeyrie.NewStore does,
+// closed at cleanup. kvtools uses http.DefaultClient: the connections it
+// left are closed after the store.
+func kvtoolsStore(t testing.TB, endpoint string) store.Store {
+	t.Helper()
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	return electiontest.OpenRaw(t, kvconsul.StoreName, []string{endpoint}, nil)
+}

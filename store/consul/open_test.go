@@ -20,11 +20,41 @@ import (
 	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
+func TestConfigValidation(t *testing.T) {
+	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(ErrInvalidConfig), netConfig.Invalid("127.0.0.1:8500",
+		storetest.InvalidConfig[Config]{Name: "two endpoints", Config: Config{Endpoints: []string{"127.0.0.1:8500", "127.0.0.1:8501"}}, Field: "Endpoints"},
+	))
+}
+
+func TestConfigDefaults(t *testing.T) {
+	st, err := Config{Endpoints: []string{"consul:8500"}}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.dialTimeout != DefaultDialTimeout || st.requestTimeout != DefaultRequestTimeout || st.scheme != "http" {
+		t.Fatalf("defaults not applied: %+v", st)
+	}
+	cfg := &tls.Config{ServerName: "consul"}
+	st, err = Config{Endpoints: []string{"consul:8501"}, TLS: cfg}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.scheme != "https" || st.tls == cfg || st.tls.ServerName != "consul" {
+		t.Fatalf("TLS: scheme %q, config %p (given %p)", st.scheme, st.tls, cfg)
+	}
+	if Scheme != "consul" {
+		t.Fatalf("Scheme = %q", Scheme)
+	}
+}
+
 func TestOpenUnreachable(t *testing.T) {
 	storetest.NoLeaks(t)
-	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
-		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
-	}, storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
+	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
+}
+
+// netConfig is the Config of endpoints and timeouts alone.
+var netConfig storetest.NetConfig[Config] = func(endpoints []string, dial, request time.Duration) Config {
+	return Config{Endpoints: endpoints, DialTimeout: dial, RequestTimeout: request}
 }
 
 // fakeAgent is an HTTPS server answering /v1/status/leader with leader,

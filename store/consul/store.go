@@ -17,6 +17,7 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/store/internal/guard"
+	"github.com/leadership-go/leadership/store/internal/watch"
 )
 
 // Open builds a Consul client with its own HTTP transport (timeouts, TLS,
@@ -166,10 +167,8 @@ func (s *kv) checkLeader(ctx context.Context) error {
 		case leader != "":
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !watch.Sleep(ctx, 100*time.Millisecond) {
 			return fmt.Errorf("%w (%w)", ErrNoLeader, ctx.Err())
-		case <-time.After(100 * time.Millisecond):
 		}
 	}
 }
@@ -192,14 +191,7 @@ func (s *kv) Close() error {
 		for _, l := range held {
 			_ = l.Unlock(context.Background())
 		}
-		done := make(chan struct{})
-		go func() { s.tasks.Wait(); close(done) }()
-		t := time.NewTimer(closeGrace)
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
-		}
+		guard.AwaitGroup(&s.tasks, closeGrace)
 		s.transport.CloseIdleConnections()
 		s.watchTransport.CloseIdleConnections()
 	})

@@ -39,10 +39,7 @@ func (b *blocking) next(ctx context.Context, index uint64, start time.Time) {
 	case index < b.index:
 		b.index = 0
 	case index == b.index && time.Since(start) < 10*time.Millisecond:
-		select {
-		case <-ctx.Done():
-		case <-time.After(100 * time.Millisecond):
-		}
+		watch.Sleep(ctx, 100*time.Millisecond)
 	default:
 		b.index = index
 	}

@@ -16,14 +16,10 @@ const (
 	Scheme = "etcd"
 
 	// DefaultDialTimeout is Config.DialTimeout's default.
-	DefaultDialTimeout = 5 * time.Second
+	DefaultDialTimeout = adapter.DefaultDialTimeout
 
 	// DefaultRequestTimeout is Config.RequestTimeout's default.
-	DefaultRequestTimeout = 5 * time.Second
-
-	// probeKey is the key Open reads to check that the cluster answers. It
-	// need not exist.
-	probeKey = "leadership-go/open-probe"
+	DefaultRequestTimeout = adapter.DefaultRequestTimeout
 )
 
 // Config of an etcd store for elections. Zero values take documented
@@ -62,7 +58,7 @@ func (cfg Config) validate() (Config, error) {
 	if (cfg.Username == "") != (cfg.Password == "") {
 		return cfg, invalid("Username", "Username and Password go together (etcd authenticates with both; for certificate authentication use TLS)")
 	}
-	if err := adapter.CheckDialRequest(ErrInvalidConfig, &cfg.DialTimeout, &cfg.RequestTimeout, DefaultDialTimeout, DefaultRequestTimeout); err != nil {
+	if err := adapter.CheckDialRequest(ErrInvalidConfig, &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
 		return cfg, err
 	}
 	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
@@ -84,10 +80,10 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	deadline, err := adapter.OpenDeadline(ctx, cfg.DialTimeout)
+	if err != nil {
 		return nil, err
 	}
-	deadline := adapter.OpenDeadline(ctx, cfg.DialTimeout)
 	kcfg := &etcdv3.Config{
 		// The client's dial timeout also bounds the authentication that
 		// etcdv3.New runs when Username is set; without it that call
@@ -109,7 +105,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	quiet(kv)
 	s := Wrap(kv, cfg.RequestTimeout)
 	pctx, cancel := context.WithDeadline(ctx, deadline)
-	_, err = s.Get(pctx, probeKey, &store.ReadOptions{Consistent: true})
+	_, err = s.Get(pctx, adapter.ProbeKey, &store.ReadOptions{Consistent: true})
 	cancel()
 	if err != nil && !errors.Is(err, store.ErrKeyNotFound) {
 		_ = s.Close()

@@ -32,22 +32,10 @@ func kvOf(t *testing.T, s store.Store) *etcdv3.Store {
 }
 
 func TestConfigValidation(t *testing.T) {
-	storetest.RejectsConfigs(t, Open, func(err error, field string) bool {
-		var ce *ConfigError
-		return errors.As(err, &ce) && errors.Is(err, ErrInvalidConfig) && ce.Field == field
-	}, []storetest.InvalidConfig[Config]{
-		{Name: "no endpoints", Config: Config{}, Field: "Endpoints"},
-		{Name: "empty endpoint", Config: Config{Endpoints: []string{""}}, Field: "Endpoints"},
-		{Name: "scheme", Config: Config{Endpoints: []string{"http://127.0.0.1:2379"}}, Field: "Endpoints"},
-		{Name: "no port", Config: Config{Endpoints: []string{"127.0.0.1"}}, Field: "Endpoints"},
-		{Name: "bad port", Config: Config{Endpoints: []string{"127.0.0.1:99999"}}, Field: "Endpoints"},
-		{Name: "no host", Config: Config{Endpoints: []string{":2379"}}, Field: "Endpoints"},
-		{Name: "one bad of two", Config: Config{Endpoints: []string{"127.0.0.1:2379", "x"}}, Field: "Endpoints"},
-		{Name: "user without password", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, Username: "u"}, Field: "Username"},
-		{Name: "password without user", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, Password: "p"}, Field: "Username"},
-		{Name: "negative dial timeout", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, DialTimeout: -1}, Field: "DialTimeout"},
-		{Name: "negative request timeout", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, RequestTimeout: -1}, Field: "RequestTimeout"},
-	})
+	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(ErrInvalidConfig), netConfig.Invalid("127.0.0.1:2379",
+		storetest.InvalidConfig[Config]{Name: "user without password", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, Username: "u"}, Field: "Username"},
+		storetest.InvalidConfig[Config]{Name: "password without user", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, Password: "p"}, Field: "Username"},
+	))
 
 	cfg, err := Config{Endpoints: []string{"a:1", "[::1]:2"}}.validate()
 	if err != nil {
@@ -74,9 +62,12 @@ func namesEndpoints(err error, endpoints []string) bool {
 }
 
 func TestOpenUnreachable(t *testing.T) {
-	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
-		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
-	}, storetest.Unreachable{Names: namesEndpoints, WrapsDeadline: true})
+	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: namesEndpoints, WrapsDeadline: true})
+}
+
+// netConfig is the Config of endpoints and timeouts alone.
+var netConfig storetest.NetConfig[Config] = func(endpoints []string, dial, request time.Duration) Config {
+	return Config{Endpoints: endpoints, DialTimeout: dial, RequestTimeout: request}
 }
 
 // With Username set, etcdv3.New authenticates before returning, bounded only

@@ -14,8 +14,7 @@ import (
 
 func TestDisconnectErrors(t *testing.T) {
 	ctx := context.Background()
-	name := freshName(t)
-	s, other := openStore(t, name), openStore(t, name)
+	s, other := openTwo(t)
 
 	s.Disconnect()
 	s.Disconnect() // idempotent
@@ -38,8 +37,7 @@ func TestDisconnectErrors(t *testing.T) {
 
 func TestDisconnectLockExpiresUnlessReconnected(t *testing.T) {
 	ctx := context.Background()
-	name := freshName(t)
-	owner, other := openStore(t, name), openStore(t, name)
+	owner, other := openTwo(t)
 	const ttl = time.Second // far longer than the short partition, however loaded the machine
 
 	l, err := owner.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("me"), TTL: ttl})
@@ -85,8 +83,7 @@ func TestDisconnectLockExpiresUnlessReconnected(t *testing.T) {
 
 func TestDisconnectWakesBlockedLock(t *testing.T) {
 	ctx := context.Background()
-	name := freshName(t)
-	holder, waiter := openStore(t, name), openStore(t, name)
+	holder, waiter := openTwo(t)
 
 	storetest.HeldLock(t, ctx, holder, "lock", nil)
 	lw, err := waiter.NewLock(ctx, "lock", nil)
@@ -99,8 +96,7 @@ func TestDisconnectWakesBlockedLock(t *testing.T) {
 
 func TestDisconnectKeepAlivePut(t *testing.T) {
 	ctx := context.Background()
-	name := freshName(t)
-	w, r := openStore(t, name), openStore(t, name)
+	w, r := openTwo(t)
 
 	opts := &store.WriteOptions{TTL: 200 * time.Millisecond, KeepAlive: true}
 	require.NoError(t, w.Put(ctx, "k", []byte("v"), opts))
@@ -117,8 +113,7 @@ func TestWatchAcrossDisconnect(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 
-	name := freshName(t)
-	s, other := openStore(t, name), openStore(t, name)
+	s, other := openTwo(t)
 
 	require.NoError(t, other.Put(ctx, "k", []byte("v0"), nil))
 

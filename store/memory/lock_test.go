@@ -136,8 +136,7 @@ func TestLockUnlockSemantics(t *testing.T) {
 
 func TestLockContention(t *testing.T) {
 	ctx := context.Background()
-	name := freshName(t)
-	a, b := openStore(t, name), openStore(t, name)
+	a, b := openTwo(t)
 
 	la := storetest.HeldLock(t, ctx, a, "lock", &store.LockOptions{Value: []byte("a")})
 	lb, err := b.NewLock(ctx, "lock", &store.LockOptions{Value: []byte("b")})

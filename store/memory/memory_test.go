@@ -27,6 +27,14 @@ func freshName(t *testing.T) string {
 	return fmt.Sprintf("%s-%d", t.Name(), nameSeq.Add(1))
 }
 
+// openTwo opens two handles on a fresh backend, closed at cleanup.
+func openTwo(t *testing.T) (*Store, *Store) {
+	t.Helper()
+	name := freshName(t)
+
+	return openStore(t, name), openStore(t, name)
+}
+
 // openStore opens a handle through valkeyrie and closes it at cleanup.
 func openStore(t *testing.T, name string) *Store {
 	t.Helper()
@@ -55,18 +63,7 @@ func TestValkeyrieSuite(t *testing.T) {
 func requireClosed[T any](t *testing.T, ch <-chan T) {
 	t.Helper()
 
-	deadline := time.After(storetest.Patience)
-
-	for {
-		select {
-		case _, ok := <-ch:
-			if !ok {
-				return
-			}
-		case <-deadline:
-			require.FailNow(t, "channel not closed in time")
-		}
-	}
+	require.True(t, storetest.Closes(ch, storetest.Patience), "channel not closed in time")
 }
 
 // requireSignal waits for ch to be closed.

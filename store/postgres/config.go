@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
@@ -15,7 +17,7 @@ const (
 
 	// DefaultConnectTimeout bounds connection attempts and the initial ping
 	// when neither Config.ConnectTimeout nor the DSN's connect_timeout is set.
-	DefaultConnectTimeout = 5 * time.Second
+	DefaultConnectTimeout = adapter.DefaultDialTimeout
 
 	// DefaultLockTTL is the lock TTL used when LockOptions.TTL is not positive.
 	DefaultLockTTL = 15 * time.Second

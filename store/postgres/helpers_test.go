@@ -117,6 +117,15 @@ func adminConn(t *testing.T) *pgx.Conn {
 	return conn
 }
 
+// openTwo opens two handles on a fresh table, closed at cleanup: one to
+// watch or lock with, the other to write beside it.
+func openTwo(t *testing.T) (*Store, *Store) {
+	t.Helper()
+	table := freshTable(t)
+
+	return openOn(t, table), openOn(t, table)
+}
+
 func testCtx(t *testing.T) context.Context {
 	t.Helper()
 

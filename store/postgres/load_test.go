@@ -14,17 +14,25 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// openPool opens a handle on a fresh table with a pool of maxConns
+// connections, closed at cleanup.
+func openPool(t *testing.T, maxConns int32) *Store {
+	t.Helper()
+	kv, err := open(context.Background(), testDSN(t), &Config{Table: freshTable(t), MaxConns: maxConns})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = kv.Close() })
+
+	return kv
+}
+
 // A call that gives up while its statement runs returns at once, and the
 // statement finishes in the background: the connection stays in the pool
 // (pgx would close it if the statement were interrupted).
 func TestTimedOutCallKeepsConnection(t *testing.T) {
-	table := freshTable(t)
-	kv, err := open(context.Background(), testDSN(t), &Config{Table: table, MaxConns: 1})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = kv.Close() })
+	kv := openPool(t, 1)
 
 	ctx := testCtx(t)
-	_, err = kv.Get(ctx, "warm", nil) // the pool's one connection
+	_, err := kv.Get(ctx, "warm", nil) // the pool's one connection
 	require.ErrorIs(t, err, store.ErrKeyNotFound)
 	before := kv.pool.Stat().NewConnsCount()
 
@@ -50,10 +58,7 @@ func TestTimedOutCallKeepsConnection(t *testing.T) {
 // pair exactly one wins, those on distinct keys all win, reads see the
 // last writes.
 func TestBatchedCalls(t *testing.T) {
-	table := freshTable(t)
-	kv, err := open(context.Background(), testDSN(t), &Config{Table: table, MaxConns: 2})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = kv.Close() })
+	kv := openPool(t, 2)
 
 	ctx := testCtx(t)
 

@@ -47,8 +47,7 @@ func TestLockLostOnUnlock(t *testing.T) {
 }
 
 func TestLockLostOnExpiryAfterClose(t *testing.T) {
-	table := freshTable(t)
-	kv, owner := openOn(t, table), openOn(t, table)
+	kv, owner := openTwo(t)
 	ctx := testCtx(t)
 
 	// The lock is renewed every TTL/3, so it expires between 2/3 TTL and
@@ -92,8 +91,7 @@ func TestLockLostOnExpiryAfterClose(t *testing.T) {
 }
 
 func TestLockLostOnOverwriteAndDelete(t *testing.T) {
-	table := freshTable(t)
-	kv, other := openOn(t, table), openOn(t, table)
+	kv, other := openTwo(t)
 	ctx := testCtx(t)
 
 	// A TTL (and so a renewal period) far longer than the waits below:
@@ -144,8 +142,7 @@ func TestLockRenewStop(t *testing.T) {
 }
 
 func TestLockWaitsAndWakes(t *testing.T) {
-	table := freshTable(t)
-	kv, other := openOn(t, table), openOn(t, table)
+	kv, other := openTwo(t)
 	ctx := testCtx(t)
 
 	holder := storetest.HeldLock(t, ctx, other, "lock", &store.LockOptions{TTL: 10 * time.Second, DeleteOnUnlock: true})
@@ -184,8 +181,7 @@ func TestLockWaitsAndWakes(t *testing.T) {
 }
 
 func TestLockBlockedUntilClose(t *testing.T) {
-	table := freshTable(t)
-	kv, other := openOn(t, table), openOn(t, table)
+	kv, other := openTwo(t)
 	ctx := testCtx(t)
 
 	holder := storetest.HeldLock(t, ctx, other, "lock", nil)
@@ -213,8 +209,7 @@ func TestUnlockNotHeld(t *testing.T) {
 }
 
 func TestKeepAlive(t *testing.T) {
-	table := freshTable(t)
-	kv, owner := openOn(t, table), openOn(t, table)
+	kv, owner := openTwo(t)
 	ctx := testCtx(t)
 
 	// The keeper renews every TTL/3, so a kept-alive key outlives a stall

@@ -74,6 +74,11 @@ BEGIN
 END
 $fn$`
 
+// deleteEvent is the statement of a trigger function (%[2]s: eventFn's
+// function) that reports the deletion of OLD's key, at an index of its
+// own: a delete, an expiry, or the old key of an update that moved a row.
+const deleteEvent = `PERFORM %[2]s(TG_ARGV[0], 'D', nextval(TG_ARGV[1]::regclass), OLD.lock_id, NULL, NULL, OLD.key);`
+
 // beforeFn reports the expiry of a row being overwritten after its
 // deadline but before a purge removed it, and gives the new row an index
 // after the one of that expiry.
@@ -81,7 +86,7 @@ const beforeFn = `
 CREATE OR REPLACE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
 	IF NEW.idx IS DISTINCT FROM OLD.idx AND OLD.expires_at IS NOT NULL AND OLD.expires_at <= now() THEN
-		PERFORM %[2]s(TG_ARGV[0], 'D', nextval(TG_ARGV[1]::regclass), OLD.lock_id, NULL, NULL, OLD.key);
+		` + deleteEvent + `
 		NEW.idx := nextval(TG_ARGV[1]::regclass);
 	END IF;
 	RETURN NEW;
@@ -94,12 +99,12 @@ const afterFn = `
 CREATE OR REPLACE FUNCTION %[1]s() RETURNS trigger LANGUAGE plpgsql AS $fn$
 BEGIN
 	IF TG_OP = 'DELETE' THEN
-		PERFORM %[2]s(TG_ARGV[0], 'D', nextval(TG_ARGV[1]::regclass), OLD.lock_id, NULL, NULL, OLD.key);
+		` + deleteEvent + `
 		RETURN NULL;
 	END IF;
 	IF TG_OP = 'UPDATE' THEN
 		IF NEW.key <> OLD.key THEN
-			PERFORM %[2]s(TG_ARGV[0], 'D', nextval(TG_ARGV[1]::regclass), OLD.lock_id, NULL, NULL, OLD.key);
+			` + deleteEvent + `
 		ELSIF NEW.idx = OLD.idx THEN
 			RETURN NULL;
 		END IF;

@@ -97,22 +97,30 @@ func (s *Store) dropKeyWatch(w *keyWatch) {
 	}
 }
 
-func (s *Store) runKeyWatch(ctx context.Context, w *keyWatch, last *store.KVPair, snap snapshot, out chan<- *store.KVPair) {
+// runWatch delivers a watch on out until ctx is done or the store
+// closes, then closes out and drops the watch (drop): first, then, for
+// each batch of items taken from q, whatever handle sends of them. handle
+// returns false when the watch must end.
+func runWatch[I, T any](s *Store, ctx context.Context, q *watch.Queue[I], drop func(), first T, out chan<- T, handle func(wctx context.Context, items []I) bool) {
 	wctx, cancel := s.watchContext(ctx)
 	defer cancel()
-	defer s.dropKeyWatch(w)
+	defer drop()
 	defer close(out)
 
-	if !watch.Send(wctx, out, last) {
+	if !watch.Send(wctx, out, first) {
 		return
 	}
 
 	for {
-		items := w.q.Take(wctx.Done())
-		if items == nil {
+		items := q.Take(wctx.Done())
+		if items == nil || !handle(wctx, items) {
 			return
 		}
+	}
+}
 
+func (s *Store) runKeyWatch(ctx context.Context, w *keyWatch, last *store.KVPair, snap snapshot, out chan<- *store.KVPair) {
+	runWatch(s, ctx, w.q, func() { s.dropKeyWatch(w) }, last, out, func(wctx context.Context, items []keyItem) bool {
 		for _, it := range items {
 			p, ok := s.keyItemPair(wctx, w.key, it, &snap, last)
 			if !ok {
@@ -120,15 +128,13 @@ func (s *Store) runKeyWatch(ctx context.Context, w *keyWatch, last *store.KVPair
 			}
 
 			if !watch.Send(wctx, out, p) {
-				return
+				return false
 			}
 			last = p
 		}
 
-		if wctx.Err() != nil {
-			return
-		}
-	}
+		return wctx.Err() == nil
+	})
 }
 
 // keyItemPair returns the pair to deliver for it, if any.
@@ -273,21 +279,7 @@ func (s *Store) dropTreeWatch(w *treeWatch) {
 }
 
 func (s *Store) runTreeWatch(ctx context.Context, w *treeWatch, list []*store.KVPair, snap snapshot, out chan<- []*store.KVPair) {
-	wctx, cancel := s.watchContext(ctx)
-	defer cancel()
-	defer s.dropTreeWatch(w)
-	defer close(out)
-
-	if !watch.Send(wctx, out, list) {
-		return
-	}
-
-	for {
-		items := w.q.Take(wctx.Done())
-		if items == nil {
-			return
-		}
-
+	runWatch(s, ctx, w.q, func() { s.dropTreeWatch(w) }, list, out, func(wctx context.Context, items []treeItem) bool {
 		stale := false
 		for _, it := range items {
 			if it.resync || !snap.visible(it.xid) {
@@ -298,7 +290,7 @@ func (s *Store) runTreeWatch(ctx context.Context, w *treeWatch, list []*store.KV
 		}
 
 		if !stale {
-			continue
+			return true
 		}
 
 		err := retry(wctx, func() error {
@@ -309,10 +301,9 @@ func (s *Store) runTreeWatch(ctx context.Context, w *treeWatch, list []*store.KV
 
 			return err
 		})
-		if err != nil || !watch.Send(wctx, out, list) {
-			return
-		}
-	}
+
+		return err == nil && watch.Send(wctx, out, list)
+	})
 }
 
 // readTree lists the keys below dir and returns the snapshot of the read.
@@ -378,13 +369,8 @@ func retry(ctx context.Context, f func() error) error {
 			return ctx.Err()
 		}
 
-		t := time.NewTimer(backoff)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-
+		if !watch.Sleep(ctx, backoff) {
 			return ctx.Err()
-		case <-t.C:
 		}
 
 		backoff = min(2*backoff, 2*time.Second)

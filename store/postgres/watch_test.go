@@ -19,8 +19,7 @@ import (
 )
 
 func TestWatchDeleteAndExpiry(t *testing.T) {
-	table := freshTable(t)
-	kv, other := openOn(t, table), openOn(t, table)
+	kv, other := openTwo(t)
 	ctx := testCtx(t)
 
 	events, err := kv.Watch(ctx, "/svc/leader/", nil)
@@ -54,8 +53,7 @@ func TestWatchDeleteAndExpiry(t *testing.T) {
 }
 
 func TestWatchExpiryAfterClose(t *testing.T) {
-	table := freshTable(t)
-	kv, owner := openOn(t, table), openOn(t, table)
+	kv, owner := openTwo(t)
 	ctx := testCtx(t)
 
 	// Renewed every TTL/3: the key outlives stalls of the owner of up to
@@ -149,8 +147,7 @@ func TestWatchOrderAndBigValues(t *testing.T) {
 }
 
 func TestWatchEndsWithContextAndClose(t *testing.T) {
-	table := freshTable(t)
-	kv, other := openOn(t, table), openOn(t, table)
+	kv, other := openTwo(t)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	events, err := kv.Watch(ctx, "k", nil)
@@ -182,8 +179,7 @@ func TestWatchEndsWithContextAndClose(t *testing.T) {
 }
 
 func TestListenerReconnect(t *testing.T) {
-	table := freshTable(t)
-	kv, other := openOn(t, table), openOn(t, table)
+	kv, other := openTwo(t)
 	admin := adminConn(t)
 	ctx := testCtx(t)
 
@@ -247,8 +243,7 @@ func TestListenerReconnect(t *testing.T) {
 }
 
 func TestManyWatches(t *testing.T) {
-	table := freshTable(t)
-	kv, other := openOn(t, table), openOn(t, table)
+	kv, other := openTwo(t)
 	ctx := testCtx(t)
 
 	const n = 1000
@@ -296,8 +291,7 @@ func TestManyWatches(t *testing.T) {
 // TestWatchLatency measures the time from the return of a write on one
 // handle to the event on a watch of another handle.
 func TestWatchLatency(t *testing.T) {
-	table := freshTable(t)
-	kv, other := openOn(t, table), openOn(t, table)
+	kv, other := openTwo(t)
 	ctx := testCtx(t)
 
 	events, err := kv.Watch(ctx, "k", nil)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/leadership-go/leadership/store/internal/watch"
 )
 
 // errHubClosed is returned by Watch and WatchTree on a closed store.
@@ -259,18 +261,6 @@ func kick(ch chan struct{}) {
 	}
 }
 
-// pause waits d or until the hub closes, and reports whether it is open.
-func (h *hub) pause(d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-h.ctx.Done():
-		return false
-	}
-}
-
 func nextBackoff(d time.Duration) time.Duration {
 	return min(max(2*d, 50*time.Millisecond), maxBackoff)
 }
@@ -319,7 +309,7 @@ func (h *hub) receive() {
 			}
 			pinged = false
 			backoff = nextBackoff(backoff)
-			if !h.pause(backoff) {
+			if !watch.Sleep(h.ctx, backoff) {
 				return
 			}
 			continue
@@ -384,15 +374,20 @@ func (h *hub) replace(old *goredis.PubSub) {
 	_ = old.Close()
 }
 
+// awake waits for kick and reports true, or false once the hub closes.
+func (h *hub) awake(kick <-chan struct{}) bool {
+	select {
+	case <-h.ctx.Done():
+		return false
+	case <-kick:
+		return true
+	}
+}
+
 // subscribe sends the subscription changes until the hub closes.
 func (h *hub) subscribe() {
 	var backoff time.Duration
-	for {
-		select {
-		case <-h.ctx.Done():
-			return
-		case <-h.kickSub:
-		}
+	for h.awake(h.kickSub) {
 		for {
 			h.mu.Lock()
 			if h.closed {
@@ -452,7 +447,7 @@ func (h *hub) subscribe() {
 			}
 			h.mu.Unlock()
 			backoff = nextBackoff(backoff)
-			if !h.pause(backoff) {
+			if !watch.Sleep(h.ctx, backoff) {
 				return
 			}
 		}
@@ -476,12 +471,7 @@ type due struct {
 // fetch reads the pending subscriptions until the hub closes.
 func (h *hub) fetch() {
 	var backoff time.Duration
-	for {
-		select {
-		case <-h.ctx.Done():
-			return
-		case <-h.kickFetch:
-		}
+	for h.awake(h.kickFetch) {
 		for {
 			batch := h.takePending()
 			if len(batch) == 0 {
@@ -497,7 +487,7 @@ func (h *hub) fetch() {
 				h.requeue(batch)
 				h.mu.Unlock()
 				backoff = nextBackoff(backoff)
-				if !h.pause(backoff) {
+				if !watch.Sleep(h.ctx, backoff) {
 					return
 				}
 				continue

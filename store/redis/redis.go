@@ -18,14 +18,10 @@ const (
 	Scheme = "redis"
 
 	// DefaultDialTimeout is Config.DialTimeout's default.
-	DefaultDialTimeout = 5 * time.Second
+	DefaultDialTimeout = adapter.DefaultDialTimeout
 
 	// DefaultRequestTimeout is Config.RequestTimeout's default.
-	DefaultRequestTimeout = 5 * time.Second
-
-	// probeKey is the key Open reads to check that the server answers. It
-	// need not exist.
-	probeKey = "leadership-go/open-probe"
+	DefaultRequestTimeout = adapter.DefaultRequestTimeout
 )
 
 // Config of a Redis store for elections. Zero values take documented
@@ -67,7 +63,7 @@ func (cfg Config) validate() (Config, error) {
 	if cfg.DB < 0 {
 		return cfg, invalid("DB", fmt.Sprintf("negative: %d", cfg.DB))
 	}
-	if err := adapter.CheckDialRequest(ErrInvalidConfig, &cfg.DialTimeout, &cfg.RequestTimeout, DefaultDialTimeout, DefaultRequestTimeout); err != nil {
+	if err := adapter.CheckDialRequest(ErrInvalidConfig, &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
 		return cfg, err
 	}
 	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
@@ -97,11 +93,11 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
+	ep := cfg.Endpoints[0]
+	deadline, err := adapter.OpenDeadline(ctx, cfg.DialTimeout)
+	if err != nil {
 		return nil, err
 	}
-	ep := cfg.Endpoints[0]
-	deadline := adapter.OpenDeadline(ctx, cfg.DialTimeout)
 	dctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
 
@@ -138,7 +134,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	}
 }
 
-// probe reads probeKey on a client of its own, bounded by timeout.
+// probe reads adapter.ProbeKey on a client of its own, bounded by timeout.
 func probe(ctx context.Context, cfg Config, timeout time.Duration) error {
 	if timeout <= 0 {
 		return context.DeadlineExceeded
@@ -161,7 +157,7 @@ func probe(ctx context.Context, cfg Config, timeout time.Duration) error {
 	}
 	c := goredis.NewClient(opt)
 	defer func() { _ = c.Close() }()
-	if err := c.Get(ctx, probeKey).Err(); err != nil && !errors.Is(err, goredis.Nil) {
+	if err := c.Get(ctx, adapter.ProbeKey).Err(); err != nil && !errors.Is(err, goredis.Nil) {
 		return err
 	}
 	return nil

@@ -16,24 +16,15 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
+	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
 func TestConfigValidation(t *testing.T) {
-	storetest.RejectsConfigs(t, Open, func(err error, field string) bool {
-		var ce *ConfigError
-		return errors.As(err, &ce) && errors.Is(err, ErrInvalidConfig) && ce.Field == field
-	}, []storetest.InvalidConfig[Config]{
-		{Name: "no endpoints", Config: Config{}, Field: "Endpoints"},
-		{Name: "two endpoints", Config: Config{Endpoints: []string{"127.0.0.1:6379", "127.0.0.1:6380"}}, Field: "Endpoints"},
-		{Name: "empty endpoint", Config: Config{Endpoints: []string{""}}, Field: "Endpoints"},
-		{Name: "scheme", Config: Config{Endpoints: []string{"redis://127.0.0.1:6379"}}, Field: "Endpoints"},
-		{Name: "no port", Config: Config{Endpoints: []string{"127.0.0.1"}}, Field: "Endpoints"},
-		{Name: "bad port", Config: Config{Endpoints: []string{"127.0.0.1:0"}}, Field: "Endpoints"},
-		{Name: "no host", Config: Config{Endpoints: []string{":6379"}}, Field: "Endpoints"},
-		{Name: "negative DB", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, DB: -1}, Field: "DB"},
-		{Name: "negative dial timeout", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, DialTimeout: -1}, Field: "DialTimeout"},
-		{Name: "negative request timeout", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, RequestTimeout: -1}, Field: "RequestTimeout"},
-	})
+	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(ErrInvalidConfig), netConfig.Invalid("127.0.0.1:6379",
+		storetest.InvalidConfig[Config]{Name: "two endpoints", Config: Config{Endpoints: []string{"127.0.0.1:6379", "127.0.0.1:6380"}}, Field: "Endpoints"},
+		storetest.InvalidConfig[Config]{Name: "redis scheme", Config: Config{Endpoints: []string{"redis://127.0.0.1:6379"}}, Field: "Endpoints"},
+		storetest.InvalidConfig[Config]{Name: "negative DB", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, DB: -1}, Field: "DB"},
+	))
 	cfg, err := Config{Endpoints: []string{"[::1]:6379"}}.validate()
 	if err != nil {
 		t.Fatal(err)
@@ -44,27 +35,27 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestOpenUnreachable(t *testing.T) {
-	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
-		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
-	}, storetest.Unreachable{Names: func(err error, endpoints []string) bool {
-		var ue *UnreachableError
-		return errors.As(err, &ue) && len(endpoints) == 1 && len(ue.Endpoints) == 1 && ue.Endpoints[0] == endpoints[0]
-	}})
+	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: storetest.NamesFirstEndpoint})
+}
+
+// netConfig is the Config of endpoints and timeouts alone.
+var netConfig storetest.NetConfig[Config] = func(endpoints []string, dial, request time.Duration) Config {
+	return Config{Endpoints: endpoints, DialTimeout: dial, RequestTimeout: request}
 }
 
 // kvtools' constructor sends CONFIG SET with a 30s socket timeout and no
 // regard for its context's deadline.
 func TestKvtoolsConstructorHangs(t *testing.T) {
-	p := newProxy(t, serverConfig(t).Endpoints[0])
+	p := electiontest.Forwarder(t, serverConfig(t).Endpoints[0])
 	p.Cut()
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	var kv *kvredis.Store
 	done := storetest.Blocked(t, "kvredis.New with a 200ms context against a hung server", func() (err error) {
-		kv, err = kvredis.New(ctx, []string{p.addr()}, nil)
+		kv, err = kvredis.New(ctx, []string{p.Addr()}, nil)
 		return err
 	})
-	p.Kill()
+	_ = p.Close()
 	<-done
 	if kv != nil {
 		_ = kv.Close()
@@ -139,8 +130,8 @@ func TestCreateFailureNotMaskedAsExists(t *testing.T) {
 	key := uniqueKey(t)
 
 	// Before: raw kvtools, server gone.
-	p := newProxy(t, cfg.Endpoints[0])
-	kv, err := kvredis.New(ctx, []string{p.addr()}, nil)
+	p := electiontest.Forwarder(t, cfg.Endpoints[0])
+	kv, err := kvredis.New(ctx, []string{p.Addr()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +139,7 @@ func TestCreateFailureNotMaskedAsExists(t *testing.T) {
 	if _, err := kv.Get(ctx, key, nil); !errors.Is(err, store.ErrKeyNotFound) {
 		t.Fatalf("Get: %v", err)
 	}
-	p.Kill()
+	_ = p.Close()
 	_, _, err = kv.AtomicPut(ctx, key, []byte(`{"LastIndex":"a"}`), nil, nil)
 	if !errors.Is(err, store.ErrKeyExists) {
 		t.Fatalf("before: raw AtomicPut against a dead server: %v, expected kvtools' ErrKeyExists", err)
@@ -156,12 +147,12 @@ func TestCreateFailureNotMaskedAsExists(t *testing.T) {
 	t.Logf("before: raw AtomicPut(nil) against a dead server: %v", err)
 
 	// After.
-	p = newProxy(t, cfg.Endpoints[0])
-	s := openClient(t, Config{Endpoints: []string{p.addr()}, RequestTimeout: 5 * time.Second})
+	p = electiontest.Forwarder(t, cfg.Endpoints[0])
+	s := openClient(t, Config{Endpoints: []string{p.Addr()}, RequestTimeout: 5 * time.Second})
 	if _, err := s.Get(ctx, key, nil); !errors.Is(err, store.ErrKeyNotFound) {
 		t.Fatalf("Get: %v", err)
 	}
-	p.Kill()
+	_ = p.Close()
 	_, _, err = s.AtomicPut(ctx, key, []byte(`{"LastIndex":"a"}`), nil, nil)
 	if errors.Is(err, store.ErrKeyExists) || !errors.Is(err, store.ErrNotReachable) {
 		t.Fatalf("after: wrapped AtomicPut against a dead server: %v", err)
@@ -308,8 +299,7 @@ func TestCASComparesLastIndexMember(t *testing.T) {
 // Keyspace notifications deliver puts, compare-and-swaps, deletes and
 // expiries.
 func TestWatchEvents(t *testing.T) {
-	cfg := serverConfig(t)
-	s, other := openClient(t, cfg), openClient(t, cfg)
+	s, other := openTwo(t)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	key := uniqueKey(t)
@@ -320,31 +310,14 @@ func TestWatchEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Events may repeat (each notification triggers a read); wait for
-	// the value wanted.
-	expect := func(what, want string) {
-		t.Helper()
-		deadline := time.After(5 * time.Second)
-		for {
-			select {
-			case p, ok := <-ch:
-				if !ok {
-					t.Fatalf("%s: channel closed", what)
-				}
-				if string(p.Value) == want {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("%s: no event with value %q", what, want)
-			}
-		}
-	}
-	expect("missing at start", "") // read once subscribed: no change is missed from here
+	// Events may repeat (each notification triggers a read): each step
+	// waits for the value wanted.
+	expectValue(t, ch, "", 5*time.Second) // missing at start; read once subscribed: no change is missed from here
 	v1 := `{"LastIndex":"1"}`
 	if err := other.Put(ctx, key, []byte(v1), nil); err != nil {
 		t.Fatal(err)
 	}
-	expect("put", v1)
+	expectValue(t, ch, v1, 5*time.Second) // put
 	prev, err := other.Get(ctx, key, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -353,17 +326,17 @@ func TestWatchEvents(t *testing.T) {
 	if _, _, err := other.AtomicPut(ctx, key, []byte(v2), prev, nil); err != nil {
 		t.Fatal(err)
 	}
-	expect("compare-and-swap", v2)
+	expectValue(t, ch, v2, 5*time.Second) // compare-and-swap
 	if err := other.Delete(ctx, key); err != nil {
 		t.Fatal(err)
 	}
-	expect("delete", "")
+	expectValue(t, ch, "", 5*time.Second) // delete
 	v3 := `{"LastIndex":"3"}`
 	if err := other.Put(ctx, key, []byte(v3), &store.WriteOptions{TTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}
-	expect("put with TTL", v3)
-	expect("expiry", "")
+	expectValue(t, ch, v3, 5*time.Second) // put with TTL
+	expectValue(t, ch, "", 5*time.Second) // expiry
 
 	wcancel()
 	if !storetest.Closes(ch, storetest.HangBound) {
@@ -378,8 +351,8 @@ func TestCallsBounded(t *testing.T) {
 	ctx := context.Background()
 
 	// Before.
-	p := newProxy(t, cfg.Endpoints[0])
-	kv, err := kvredis.New(ctx, []string{p.addr()}, nil)
+	p := electiontest.Forwarder(t, cfg.Endpoints[0])
+	kv, err := kvredis.New(ctx, []string{p.Addr()}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -390,13 +363,13 @@ func TestCallsBounded(t *testing.T) {
 		_, err := kv.Get(cctx, "k", nil)
 		return err
 	})
-	p.Kill()
+	_ = p.Close()
 	<-done
 	_ = kv.Close()
 
 	// After.
-	p = newProxy(t, cfg.Endpoints[0])
-	s := openClient(t, Config{Endpoints: []string{p.addr()}, RequestTimeout: 300 * time.Millisecond})
+	p = electiontest.Forwarder(t, cfg.Endpoints[0])
+	s := openClient(t, Config{Endpoints: []string{p.Addr()}, RequestTimeout: 300 * time.Millisecond})
 	p.Cut()
 	start := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
@@ -421,7 +394,7 @@ func TestCallsBounded(t *testing.T) {
 	if took > storetest.HangBound {
 		t.Fatalf("AtomicPut and Delete returned after %v: hung", took)
 	}
-	p.Kill() // let the abandoned calls finish before Close
+	_ = p.Close() // let the abandoned calls finish before Close
 }
 
 // countStacks counts the goroutines whose stack mentions fn.

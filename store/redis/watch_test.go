@@ -113,8 +113,7 @@ func TestWatchFirstEvent(t *testing.T) {
 // Changes in quick succession reach a watcher in order: the values it
 // receives never go back, and the last one is the last written.
 func TestWatchOrder(t *testing.T) {
-	cfg := serverConfig(t)
-	s, other := openClient(t, cfg), openClient(t, cfg)
+	s, other := openTwo(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	key := uniqueKey(t)
@@ -153,8 +152,7 @@ func TestWatchOrder(t *testing.T) {
 // Watches of a directory see its keys change; glob characters in the
 // directory are matched literally.
 func TestWatchTreeEvents(t *testing.T) {
-	cfg := serverConfig(t)
-	s, other := openClient(t, cfg), openClient(t, cfg)
+	s, other := openTwo(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	base := uniqueKey(t)
@@ -171,26 +169,13 @@ func TestWatchTreeEvents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	next := func(what string) []*store.KVPair {
-		t.Helper()
-		select {
-		case ps, ok := <-ch:
-			if !ok {
-				t.Fatalf("%s: closed", what)
-			}
-			return ps
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: no event", what)
-		}
-		return nil
-	}
-	if ps := next("first"); len(ps) != 1 || ps[0].Key != dir+"/a" || string(ps[0].Value) != "a" {
+	if ps := storetest.NextList(t, ch); len(ps) != 1 || ps[0].Key != dir+"/a" || string(ps[0].Value) != "a" {
 		t.Fatalf("first: %+v", ps)
 	}
 	if err := other.Put(ctx, dir+"/b", []byte("b"), nil); err != nil {
 		t.Fatal(err)
 	}
-	if ps := next("put"); len(ps) != 2 {
+	if ps := storetest.NextList(t, ch); len(ps) != 2 {
 		t.Fatalf("after a put: %d pairs", len(ps))
 	}
 	// "d?" is not a pattern: a write under dx does not wake the watch.
@@ -205,13 +190,13 @@ func TestWatchTreeEvents(t *testing.T) {
 	if err := other.Delete(ctx, dir+"/a"); err != nil {
 		t.Fatal(err)
 	}
-	if ps := next("delete"); len(ps) != 1 || ps[0].Key != dir+"/b" {
+	if ps := storetest.NextList(t, ch); len(ps) != 1 || ps[0].Key != dir+"/b" {
 		t.Fatalf("after a delete: %+v", ps)
 	}
 	if err := other.Delete(ctx, dir+"/b"); err != nil {
 		t.Fatal(err)
 	}
-	if ps := next("empty"); ps == nil || len(ps) != 0 {
+	if ps := storetest.NextList(t, ch); ps == nil || len(ps) != 0 {
 		t.Fatalf("empty directory: %#v", ps)
 	}
 }
@@ -284,12 +269,8 @@ func TestManyWatches(t *testing.T) {
 // cancelling) hold nothing once the store is closed, and their channels
 // are closed.
 func TestWatchReaderWalksAway(t *testing.T) {
-	cfg := serverConfig(t)
-	other := openClient(t, cfg)
-	leaks := goleak.IgnoreCurrent() // other's goroutines end at cleanup
+	cfg, other, leaks, key := leakTest(t)
 	ctx := context.Background()
-	key := uniqueKey(t)
-	defer func() { _ = other.Delete(ctx, key) }()
 
 	s, err := Open(ctx, cfg)
 	if err != nil {
@@ -342,12 +323,8 @@ func TestWatchReaderWalksAway(t *testing.T) {
 // away from) are re-delivered the current state after each reconnection,
 // and nothing is left after Close.
 func TestWatchThroughKilledForwarder(t *testing.T) {
-	cfg := serverConfig(t)
-	other := openClient(t, cfg)
-	leaks := goleak.IgnoreCurrent() // other's goroutines end at cleanup
+	cfg, other, leaks, key := leakTest(t)
 	ctx := context.Background()
-	key := uniqueKey(t)
-	defer func() { _ = other.Delete(ctx, key) }()
 
 	fwd := electiontest.Forwarder(t, cfg.Endpoints[0])
 	s, err := Open(ctx, Config{Endpoints: []string{fwd.Addr()}, RequestTimeout: time.Second})
@@ -416,12 +393,8 @@ func TestWatchThroughKilledForwarder(t *testing.T) {
 // receiveLoop blocked for ever in a channel send, several per run of
 // this test (checked against the previous version of this package).
 func TestWatchForwarderClosedDuringWrites(t *testing.T) {
-	cfg := serverConfig(t)
-	other := openClient(t, cfg)
-	leaks := goleak.IgnoreCurrent()
+	cfg, other, leaks, key := leakTest(t)
 	ctx := context.Background()
-	key := uniqueKey(t)
-	defer func() { _ = other.Delete(ctx, key) }()
 	for round := range 10 {
 		fwd, err := leadershiptest.NewForwarder(cfg.Endpoints[0])
 		if err != nil {

@@ -140,18 +140,8 @@ func (f *fixed) Close() error {
 	if f.own != nil {
 		_ = f.own.Close()
 	}
-	if done == nil {
-		return err
-	}
-	if f.closeWait > 0 {
-		t := time.NewTimer(f.closeWait)
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
-		}
-	} else {
-		<-done
+	if done != nil {
+		guard.Await(done, f.closeWait)
 	}
 	return err
 }

@@ -20,11 +20,11 @@ const (
 
 	// DefaultDialTimeout bounds Open (connection, session and first round
 	// trip) when Config.DialTimeout is zero.
-	DefaultDialTimeout = 5 * time.Second
+	DefaultDialTimeout = adapter.DefaultDialTimeout
 
 	// DefaultRequestTimeout bounds every call whose context has no deadline
 	// when Config.RequestTimeout is zero.
-	DefaultRequestTimeout = 5 * time.Second
+	DefaultRequestTimeout = adapter.DefaultRequestTimeout
 
 	// closeGrace bounds how long Close waits for the client's goroutines.
 	closeGrace = 5 * time.Second
@@ -88,7 +88,7 @@ func (c Config) resolve() (settings, error) {
 	if err := adapter.CheckTimeouts(ErrInvalidConfig, adapter.Timeout{Field: "SessionTimeout", Value: &st.sessionTimeout, Default: DefaultSessionTimeout}); err != nil {
 		return st, err
 	}
-	if err := adapter.CheckDialRequest(ErrInvalidConfig, &st.dialTimeout, &st.requestTimeout, DefaultDialTimeout, DefaultRequestTimeout); err != nil {
+	if err := adapter.CheckDialRequest(ErrInvalidConfig, &st.dialTimeout, &st.requestTimeout); err != nil {
 		return st, err
 	}
 	if st.sessionTimeout < time.Millisecond {

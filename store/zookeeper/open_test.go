@@ -10,11 +10,35 @@ import (
 	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
+func TestConfigValidation(t *testing.T) {
+	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(ErrInvalidConfig), netConfig.Invalid("127.0.0.1:2181",
+		storetest.InvalidConfig[Config]{Name: "password without user", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, Password: "p"}, Field: "Username"},
+		storetest.InvalidConfig[Config]{Name: "negative session timeout", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, SessionTimeout: -1}, Field: "SessionTimeout"},
+		storetest.InvalidConfig[Config]{Name: "tiny session timeout", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, SessionTimeout: time.Microsecond}, Field: "SessionTimeout"},
+	))
+}
+
+func TestConfigDefaults(t *testing.T) {
+	st, err := Config{Endpoints: []string{"zk1:2181", "zk2:2181"}}.resolve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.sessionTimeout != DefaultSessionTimeout || st.dialTimeout != DefaultDialTimeout || st.requestTimeout != DefaultRequestTimeout {
+		t.Fatalf("defaults not applied: %+v", st)
+	}
+	if Scheme != "zk" {
+		t.Fatalf("Scheme = %q", Scheme)
+	}
+}
+
 func TestOpenUnreachable(t *testing.T) {
 	storetest.NoLeaks(t)
-	storetest.OpenUnreachable(t, func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
-		return Open(ctx, Config{Endpoints: endpoints, DialTimeout: dial})
-	}, storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
+	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
+}
+
+// netConfig is the Config of endpoints and timeouts alone.
+var netConfig storetest.NetConfig[Config] = func(endpoints []string, dial, request time.Duration) Config {
+	return Config{Endpoints: endpoints, DialTimeout: dial, RequestTimeout: request}
 }
 
 func TestOpenUnreachableEnsemble(t *testing.T) {

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/leadership-go/leadership/store/internal/watch"
 )
 
 // client is one zk client: one zk.Conn, the session it holds or resumes,
@@ -194,12 +196,8 @@ func (s *kv) authenticate(c *client) {
 		if err := c.conn.AddAuth("digest", []byte(s.st.username+":"+s.st.password)); err == nil {
 			return
 		}
-		t := time.NewTimer(backoff)
-		select {
-		case <-s.ctx.Done():
-			t.Stop()
+		if !watch.Sleep(s.ctx, backoff) {
 			return
-		case <-t.C:
 		}
 		backoff = min(2*backoff, 2*time.Second)
 	}

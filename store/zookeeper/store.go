@@ -111,13 +111,8 @@ func (s *kv) Close() error {
 		s.swapMu.Unlock()
 		start := time.Now()
 		c.close()
-		done := make(chan struct{})
-		go func() { s.tasks.Wait(); close(done) }()
-		t := time.NewTimer(max(closeGrace-time.Since(start), 0))
-		defer t.Stop()
-		select {
-		case <-done:
-		case <-t.C:
+		if rest := closeGrace - time.Since(start); rest > 0 {
+			guard.AwaitGroup(&s.tasks, rest)
 		}
 	})
 	return nil
@@ -160,6 +155,22 @@ func (s *kv) sync(p string) error {
 	return err
 }
 
+// readPath returns the node of key for a read, op: unless opts asks for
+// an inconsistent read (opts.Consistent false), the session's server is
+// synced with the leader first, so the read is not stale.
+func (s *kv) readPath(op, key string, opts *store.ReadOptions) (string, error) {
+	p, err := path(key)
+	if err != nil {
+		return "", err
+	}
+	if consistent(opts) {
+		if err := s.sync(p); err != nil {
+			return "", s.fail(op, err)
+		}
+	}
+	return p, nil
+}
+
 func nonNil(b []byte) []byte {
 	if b == nil {
 		return []byte{}
@@ -171,14 +182,9 @@ func nonNil(b []byte) []byte {
 // opts asks for an inconsistent read (opts.Consistent false), the session's
 // server is synced with the leader first, so the read is not stale.
 func (s *kv) Get(_ context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
-	p, err := path(key)
+	p, err := s.readPath("get", key, opts)
 	if err != nil {
 		return nil, err
-	}
-	if consistent(opts) {
-		if err := s.sync(p); err != nil {
-			return nil, s.fail("get", err)
-		}
 	}
 	data, stat, err := s.zc().Get(p)
 	if err != nil {
@@ -189,14 +195,9 @@ func (s *kv) Get(_ context.Context, key string, opts *store.ReadOptions) (*store
 
 // Exists reports whether key exists, synced like Get.
 func (s *kv) Exists(_ context.Context, key string, opts *store.ReadOptions) (bool, error) {
-	p, err := path(key)
+	p, err := s.readPath("exists", key, opts)
 	if err != nil {
 		return false, err
-	}
-	if consistent(opts) {
-		if err := s.sync(p); err != nil {
-			return false, s.fail("exists", err)
-		}
 	}
 	ok, _, err := s.zc().Exists(p)
 	return ok, s.fail("exists", err)
@@ -364,14 +365,9 @@ func (s *kv) descendants(p string) (paths []string, ok bool, err error) {
 // Keys are returned without a leading "/". The nodes NewLock's locks
 // create below their key are left out.
 func (s *kv) List(_ context.Context, directory string, opts *store.ReadOptions) ([]*store.KVPair, error) {
-	p, err := path(directory)
+	p, err := s.readPath("list", directory, opts)
 	if err != nil {
 		return nil, err
-	}
-	if consistent(opts) {
-		if err := s.sync(p); err != nil {
-			return nil, s.fail("list", err)
-		}
 	}
 	paths, ok, err := s.descendants(p)
 	if err != nil {

@@ -9,6 +9,20 @@ import (
 	"time"
 )
 
+const (
+	// DefaultDialTimeout is every network adapter's default dial (or
+	// connect) timeout: how long its Open may take to reach the servers.
+	DefaultDialTimeout = 5 * time.Second
+
+	// DefaultRequestTimeout is every network adapter's default request
+	// timeout: the bound of a call whose context has no deadline.
+	DefaultRequestTimeout = 5 * time.Second
+
+	// ProbeKey is the key an adapter's Open reads to check that the
+	// servers answer. It need not exist.
+	ProbeKey = "leadership-go/open-probe"
+)
+
 // Endpoint reports why ep is not a host:port address with a host and
 // a port from 1 to 65535 (and no scheme), or nil.
 func Endpoint(ep string) error {
@@ -78,11 +92,11 @@ func CheckTimeouts(invalid error, ts ...Timeout) error {
 }
 
 // CheckDialRequest is CheckTimeouts of the two timeouts every network
-// adapter's Config has, DialTimeout (dial, default defaultDial) and
-// RequestTimeout (request, default defaultRequest).
-func CheckDialRequest(invalid error, dial, request *time.Duration, defaultDial, defaultRequest time.Duration) error {
+// adapter's Config has, DialTimeout (dial, default DefaultDialTimeout) and
+// RequestTimeout (request, default DefaultRequestTimeout).
+func CheckDialRequest(invalid error, dial, request *time.Duration) error {
 	return CheckTimeouts(invalid,
-		Timeout{Field: "DialTimeout", Value: dial, Default: defaultDial},
-		Timeout{Field: "RequestTimeout", Value: request, Default: defaultRequest},
+		Timeout{Field: "DialTimeout", Value: dial, Default: DefaultDialTimeout},
+		Timeout{Field: "RequestTimeout", Value: request, Default: DefaultRequestTimeout},
 	)
 }

@@ -9,13 +9,17 @@ import (
 )
 
 // OpenDeadline is when an Open bounded by dial must be done: dial from
-// now, or ctx's deadline if that is sooner.
-func OpenDeadline(ctx context.Context, dial time.Duration) time.Time {
+// now, or ctx's deadline if that is sooner. When ctx is already done it
+// returns ctx's error instead, and the Open ends there.
+func OpenDeadline(ctx context.Context, dial time.Duration) (time.Time, error) {
+	if err := ctx.Err(); err != nil {
+		return time.Time{}, err
+	}
 	deadline := time.Now().Add(dial)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
 		deadline = d
 	}
-	return deadline
+	return deadline, nil
 }
 
 // OpenError classifies a failure err of backend's Open of endpoints:

@@ -251,20 +251,34 @@ func drain[T any](ch <-chan T) {
 func (g *Store) Close() error {
 	g.close()
 	err := g.inner.Close()
-	finished := make(chan struct{})
-	go func() {
-		g.calls.Wait()
-		close(finished)
-	}()
-	if g.timeout > 0 {
-		t := time.NewTimer(g.timeout)
-		defer t.Stop()
-		select {
-		case <-finished:
-		case <-t.C:
-		}
-	} else {
-		<-finished
-	}
+	AwaitGroup(&g.calls, g.timeout)
 	return err
+}
+
+// Await waits until done is closed or, when d is positive, until d has
+// passed (d <= 0: without bound). It reports whether done was closed.
+func Await(done <-chan struct{}, d time.Duration) bool {
+	var timeout <-chan time.Time // nil, never ready, without a bound
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-done:
+		return true
+	case <-timeout:
+		return false
+	}
+}
+
+// AwaitGroup is Await of the end of wg's goroutines: a store's Close
+// waits for them so, for a grace period d.
+func AwaitGroup(wg *sync.WaitGroup, d time.Duration) bool {
+	done := make(chan struct{})
+	go func() {
+		wg.Wait()
+		close(done)
+	}()
+	return Await(done, d)
 }

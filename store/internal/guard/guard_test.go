@@ -3,6 +3,7 @@ package guard
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,5 +89,26 @@ func TestWatchReaderWalksAway(t *testing.T) {
 	close(d.release) // the backend's sender can finish: it is being drained
 	if err := g.Close(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+func TestAwait(t *testing.T) {
+	done := make(chan struct{})
+	if Await(done, 10*time.Millisecond) {
+		t.Fatal("Await of an open channel: true")
+	}
+	close(done)
+	if !Await(done, time.Minute) || !Await(done, 0) {
+		t.Fatal("Await of a closed channel: false")
+	}
+	var wg sync.WaitGroup
+	release := make(chan struct{})
+	wg.Go(func() { <-release })
+	if AwaitGroup(&wg, 10*time.Millisecond) {
+		t.Fatal("AwaitGroup of a running goroutine: true")
+	}
+	close(release)
+	if !AwaitGroup(&wg, 0) {
+		t.Fatal("AwaitGroup without bound: false")
 	}
 }

@@ -3,6 +3,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"net"
 	"testing"
 	"time"
 
@@ -155,4 +156,55 @@ func RejectsConfigs[C any](t *testing.T, open func(context.Context, C) (store.St
 			}
 		})
 	}
+}
+
+// ConfigRejected is the rejected of RejectsConfigs for an adapter whose
+// Open reports an invalid Config by an *adapter.ConfigError matching
+// invalid: it accepts such an error naming the case's Field.
+func ConfigRejected(invalid error) func(err error, field string) bool {
+	return func(err error, field string) bool {
+		var ce *adapter.ConfigError
+		return errors.As(err, &ce) && errors.Is(err, invalid) && ce.Field == field
+	}
+}
+
+// NetConfig builds a network adapter's Config, of type C, from the fields
+// every one of them has: the endpoints and the dial and request timeouts.
+type NetConfig[C any] func(endpoints []string, dial, request time.Duration) C
+
+// Dialer is the Dialer of open on the Config that cfg builds for the
+// endpoints and dial timeout given.
+func (cfg NetConfig[C]) Dialer(open func(context.Context, C) (store.Store, error)) Dialer {
+	return func(ctx context.Context, endpoints []string, dial time.Duration) (store.Store, error) {
+		return open(ctx, cfg(endpoints, dial, 0))
+	}
+}
+
+// Invalid lists the configurations that every network adapter's Open
+// rejects, with the field at fault: no endpoint; an endpoint that is
+// empty, has a scheme, lacks its port or host, or has a port that is not
+// a number from 1 to 65535; a bad endpoint after the good one ep
+// (host:port); a negative dial or request timeout. The adapter's own
+// cases, own, follow.
+func (cfg NetConfig[C]) Invalid(ep string, own ...InvalidConfig[C]) []InvalidConfig[C] {
+	host, port, err := net.SplitHostPort(ep)
+	if err != nil {
+		panic("storetest: NetConfig.Invalid: " + err.Error())
+	}
+	endpoints := func(name string, eps ...string) InvalidConfig[C] {
+		return InvalidConfig[C]{Name: name, Config: cfg(eps, 0, 0), Field: "Endpoints"}
+	}
+	return append([]InvalidConfig[C]{
+		endpoints("no endpoints"),
+		endpoints("empty endpoint", ""),
+		endpoints("scheme", "http://"+ep),
+		endpoints("no port", host),
+		endpoints("bad port", host+":x"),
+		endpoints("port 0", host+":0"),
+		endpoints("port 65536", host+":65536"),
+		endpoints("no host", ":"+port),
+		endpoints("one bad of two", ep, "h"),
+		{Name: "negative dial timeout", Config: cfg([]string{ep}, -time.Second, 0), Field: "DialTimeout"},
+		{Name: "negative request timeout", Config: cfg([]string{ep}, 0, -time.Second), Field: "RequestTimeout"},
+	}, own...)
 }

@@ -1,6 +1,10 @@
 package watch
 
-import "context"
+import (
+	"context"
+	"errors"
+	"time"
+)
 
 // Send delivers v on ch unless ctx ends first, and reports whether it did.
 func Send[T any](ctx context.Context, ch chan<- T, v T) bool {
@@ -19,4 +23,17 @@ func Joined(ctx, also context.Context) (context.Context, context.CancelFunc) {
 	c, cancel := context.WithCancel(ctx)
 	stop := context.AfterFunc(also, cancel)
 	return c, func() { stop(); cancel() }
+}
+
+// errSlept ends the context of a Sleep that lasted its whole duration.
+var errSlept = errors.New("watch: slept")
+
+// Sleep waits d, or until ctx ends, and reports whether all of d passed
+// (false: ctx ended first). It is the pause of a retry or poll loop that
+// must stop with its context.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	sctx, cancel := context.WithTimeoutCause(ctx, d, errSlept)
+	defer cancel()
+	<-sctx.Done()
+	return context.Cause(sctx) == errSlept //nolint:errorlint // errSlept itself, never wrapped
 }

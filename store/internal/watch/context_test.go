@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"testing"
+	"time"
 )
 
 func TestSend(t *testing.T) {
@@ -26,4 +27,15 @@ func TestJoined(t *testing.T) {
 	c2, cancel2 := Joined(context.Background(), context.Background())
 	cancel2()
 	<-c2.Done()
+}
+
+func TestSleep(t *testing.T) {
+	if !Sleep(context.Background(), time.Millisecond) {
+		t.Fatal("Sleep on a live context: false")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if Sleep(ctx, time.Minute) {
+		t.Fatal("Sleep on a done context: true")
+	}
 }

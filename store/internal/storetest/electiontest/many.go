@@ -21,6 +21,7 @@ import (
 
 	"github.com/leadership-go/leadership"
 	"github.com/leadership-go/leadership/internal/workpool"
+	"github.com/leadership-go/leadership/store/internal/guard"
 )
 
 // Many describes a run of Many.Run: N elections on one store handle, each
@@ -217,15 +218,7 @@ func (m Many) Run(t testing.TB, kv store.Store, prefix string) ManyResult {
 				nleft.Add(-1)
 			})
 		}
-		done := make(chan struct{})
-		go func() {
-			wg.Wait()
-			close(done)
-		}()
-		select {
-		case <-done:
-		case <-time.After(m.Wait):
-		}
+		guard.AwaitGroup(&wg, m.Wait)
 		return int(nleft.Load()), time.Duration(maxNS.Load())
 	}
 
