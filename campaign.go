@@ -326,7 +326,7 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	if e.clock() >= deadline {
 		return // too slow to be of use: the record is ours, a new term starts at once
 	}
-	e.values.wrote(rec.Term, rec.Value)
+	e.values.wrote(rec.Term, rec.Value, e.id, pair)
 	t := Term{Token: rec.Term, Name: e.node, Began: e.clk.Now()}
 	l := e.leases.start(e.ctx, t, deadline)
 	if l == nil {
@@ -371,7 +371,7 @@ func (e *campaign) renew() {
 		e.confirm(h)
 		h.renewDue = sent + e.cfg.renewInterval
 		e.wrote(next, pair)
-		e.values.wrote(next.Term, next.Value)
+		e.values.wrote(next.Term, next.Value, e.id, pair)
 	}
 }
 
@@ -453,7 +453,7 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 		if e.lateWriteOfOurs(s) {
 			// A write of ours we had not seen confirmed.
 			h.rec, h.pair, e.confirmed = s.rec, s.pair, s.pair
-			e.values.wrote(s.rec.Term, s.rec.Value)
+			e.values.wrote(s.rec.Term, s.rec.Value, e.id, s.pair)
 			if e.leases.holds(h.lease) {
 				e.confirm(h)
 				h.renewDue = min(h.renewDue, e.clock()+e.cfg.renewInterval)

@@ -61,6 +61,12 @@ var (
 	// ErrInvalidSuccessor is returned by HandOff for a successor that
 	// cannot take over (the candidate itself).
 	ErrInvalidSuccessor = errors.New("leadership: invalid successor")
+	// ErrFenced is matched by the error of a fenced write the store refused
+	// because the election record no longer holds the term (FencedError).
+	ErrFenced = errors.New("leadership: fenced write refused")
+	// ErrFencingUnsupported is returned by FencedPut on a store that cannot
+	// check the record and write atomically (not a FencedWriter).
+	ErrFencingUnsupported = errors.New("leadership: the store does not support fenced writes")
 	// ErrStore matches every error that comes from the store (see StoreError).
 	ErrStore = errors.New("leadership: store error")
 	// ErrForeignValue is reported when the election key holds a value this

@@ -11,6 +11,7 @@ import (
 
 	"github.com/kvtools/valkeyrie"
 	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/store/memory"
 )
 
 // A candidate on the embedded store: false first, then true once elected.
@@ -445,4 +446,35 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// A fenced write: it lands only while the election record still holds the
+// term it is made through, checked by the store itself.
+func ExampleCandidate_FencedPut() {
+	ctx := context.Background()
+	kv, err := memory.Open(ctx, memory.Config{Name: "example-fenced"})
+	if err != nil {
+		panic(err)
+	}
+	defer kv.Close()
+
+	eve := leadership.NewCandidate(kv, "jobs/ledger", "eve", 15*time.Second)
+	defer eve.Stop()
+	term, err := eve.Campaign(ctx)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println("lands:", eve.FencedPut(ctx, term, "ledger/head", []byte("42")))
+
+	eve.Resign()
+	mallory := leadership.NewCandidate(kv, "jobs/ledger", "mallory", 15*time.Second)
+	defer mallory.Stop()
+	if _, err := mallory.Campaign(ctx); err != nil { // the record holds mallory's term now
+		panic(err)
+	}
+	err = eve.FencedPut(ctx, term, "ledger/head", []byte("43")) // a late write through eve's term
+	fmt.Println("refused:", errors.Is(err, leadership.ErrFenced))
+	// Output:
+	// lands: <nil>
+	// refused: true
 }

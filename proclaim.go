@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sync"
+
+	"github.com/kvtools/valkeyrie/store"
 )
 
 // MaxValueSize is the largest value a candidate can publish beside its
@@ -64,9 +66,10 @@ func WithValue(value string) Option {
 // it.
 type proclamation struct {
 	mu        sync.Mutex
-	want      string    // the value to publish
-	confirmed string    // the value of the last confirmed write
-	term      uint64    // the term of that write
+	want      string // the value to publish
+	confirmed string // the value of the last confirmed write
+	term      uint64 // the term of that write
+	last      lastWriteOf
 	changed   broadcast // notified after every confirmed write
 }
 
@@ -83,12 +86,24 @@ func (p *proclamation) wanted() string {
 	return p.want
 }
 
-// wrote records that the store confirmed a write of term carrying v.
-func (p *proclamation) wrote(term uint64, v string) {
+// wrote records that the store confirmed a write of term carrying v, of
+// the campaign id, stored as pair.
+func (p *proclamation) wrote(term uint64, v, id string, pair *store.KVPair) {
 	p.mu.Lock()
-	p.confirmed, p.term = v, term
+	p.confirmed, p.term, p.last = v, term, lastWriteOf{pair: pair, id: id}
 	p.mu.Unlock()
 	p.changed.notify()
+}
+
+// lastWrite is the record as the store confirmed the last write of term,
+// and the campaign id that wrote it, if term is the last one written.
+func (p *proclamation) lastWrite(term uint64) (*store.KVPair, string, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.term != term || p.last.pair == nil {
+		return nil, "", false
+	}
+	return p.last.pair, p.last.id, true
 }
 
 // confirmedFor is the value of the last confirmed write of term, if any.

@@ -40,6 +40,7 @@ var subtests = []subtest{
 	{"StoreRestart", testStoreRestart},
 	{"StopWhileWaiting", testStopWhileWaiting},
 	{"FencingTokensGrow", testFencingTokens},
+	{"FencedWrites", testFencedWrites},
 	{"EndElection", testEndElection},
 	{"RelinquishInterval", testRelinquishInterval},
 	{"ManyElections", testManyElections},
@@ -67,6 +68,11 @@ var subtests = []subtest{
 //     data) a leader is elected and followers name it, without help.
 //   - StopWhileWaiting: Stop, and cancelling the context, of a candidate or
 //     a follower that does not lead returns promptly and closes its channels.
+//   - FencedWrites (needs a store that implements leadership.FencedWriter,
+//     and Client.Cut): a live leader's fenced write lands; a leader cut off
+//     from the store, whose fenced write is sent after another leader was
+//     elected, is refused by the store (leadership.ErrFenced), and nothing
+//     is written.
 //   - FencingTokensGrow: tokens strictly grow across handoffs and a crash
 //     takeover.
 //   - EndElection: every candidate and follower gets ErrElectionEnded and

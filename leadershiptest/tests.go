@@ -674,3 +674,41 @@ func testManyElections(e *env) {
 		}
 	}
 }
+
+func testFencedWrites(e *env) {
+	cls := []*client{e.client(), e.client()}
+	if _, ok := cls[0].Store.(leadership.FencedWriter); !ok {
+		e.t.Skipf("backend %s: the store does not implement leadership.FencedWriter", e.s.b.Name())
+	}
+	if cls[0].Cut == nil || cls[0].Heal == nil {
+		e.t.Skipf("backend %s cannot cut a client off (Client.Cut is nil)", e.s.b.Name())
+	}
+	cs := []*cand{e.candidate(cls[0], "node-0"), e.candidate(cls[1], "node-1")}
+	l, term := e.leader(cs)
+	dataKey := e.key + "-data"
+	if err := l.FencedPut(e.ctx(), term, dataKey, []byte("live")); err != nil {
+		e.t.Fatalf("the live leader's fenced write: %v", err)
+	}
+	healed := false
+	e.t.Cleanup(func() {
+		if !healed {
+			l.cl.Heal()
+		}
+	})
+	l.cl.Cut()
+	next, nt := e.leaderAfter(others(cs, l), term.Token)
+	l.cl.Heal()
+	healed = true
+	err := l.FencedPut(e.ctx(), term, dataKey, []byte("stale"))
+	if !errors.Is(err, leadership.ErrFenced) {
+		e.t.Fatalf("the cut-off leader's fenced write through term %d, sent after %s took term %d: %v; want ErrFenced",
+			term.Token, next.name, nt.Token, err)
+	}
+	pair, err := e.client().Store.Get(e.ctx(), dataKey, nil)
+	if err != nil || string(pair.Value) != "live" {
+		e.t.Fatalf("after the refused write the key holds %v (%v), want the live leader's value", pair, err)
+	}
+	if err := next.FencedPut(e.ctx(), nt, dataKey, []byte("next")); err != nil {
+		e.t.Fatalf("the new leader's fenced write: %v", err)
+	}
+}

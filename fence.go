@@ -1,0 +1,92 @@
+package leadership
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/fenced"
+)
+
+// FencedWriter is the optional interface of a store that can write a key
+// only while the election record still holds a given version, checked
+// atomically by the store (package fenced). Candidate.FencedPut needs it.
+type FencedWriter = fenced.Putter
+
+// fencedRetries is how many times FencedPut tries again when the record
+// changed but still holds the term (a renewal of the leader's own came
+// between).
+const fencedRetries = 3
+
+// FencedPut writes value at key, in the candidate's store, only if the
+// election record still holds term: the store checks it in the same atomic
+// operation as the write. Unlike IsLeader, it does not ask the candidate's
+// clock: a leader that was paused or cut off after it took term, and whose
+// record another candidate has since taken, is refused by the store, with
+// a *FencedError matching ErrFenced, however late its write arrives. A
+// write that lands was made while the record held term.
+//
+// term is a term this candidate led (from CurrentTerm, Campaign or Run).
+// A store that cannot check atomically (it does not implement
+// FencedWriter) is refused with ErrFencingUnsupported, and a term this
+// candidate never led with ErrNotLeader. Other failures are the store's,
+// as *StoreError.
+func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value []byte) error {
+	if c.err != nil {
+		return c.err
+	}
+	w, ok := c.client.(FencedWriter)
+	if !ok {
+		return fmt.Errorf("%w: %T", ErrFencingUnsupported, c.client)
+	}
+	if normalizeKey(key) == "" {
+		return ErrEmptyKey
+	}
+	guard, id, ok := c.values.lastWrite(term.Token)
+	if !ok {
+		return ErrNotLeader
+	}
+	for range fencedRetries {
+		err := w.FencedPut(ctx, key, value, c.key, guard)
+		if !errors.Is(err, fenced.ErrGuardChanged) {
+			if err != nil {
+				return &StoreError{Op: "fenced put", Key: key, Err: err}
+			}
+			return nil
+		}
+		// The record changed: a renewal of this term, or another holder.
+		s, rerr := readKey(ctx, c.client, c.key)
+		if rerr != nil {
+			return &StoreError{Op: "get", Key: c.key, Err: rerr}
+		}
+		if s.kind != snapRecord || s.rec.Term != term.Token || s.rec.ID != id || s.rec.Ended {
+			return &FencedError{Token: term.Token, Key: key}
+		}
+		guard = s.pair
+	}
+	return &FencedError{Token: term.Token, Key: key}
+}
+
+// FencedError is a fenced write the store refused: the election record no
+// longer holds the term. It matches ErrFenced.
+type FencedError struct {
+	Token uint64 // the term the write was made through
+	Key   string // the key it was for
+}
+
+// Error describes the error.
+func (e *FencedError) Error() string {
+	return fmt.Sprintf("leadership: fenced write to %q refused: the election record no longer holds term %d", e.Key, e.Token)
+}
+
+// Is reports whether target is ErrFenced.
+func (e *FencedError) Is(target error) bool { return target == ErrFenced }
+
+// lastWriteOf is the guard of a fenced write: the record as the store
+// confirmed this candidate's last write of a term.
+type lastWriteOf struct {
+	pair *store.KVPair
+	id   string
+}

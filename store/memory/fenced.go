@@ -1,0 +1,34 @@
+package memory
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/fenced"
+	"github.com/leadership-go/leadership/store/internal/kv"
+)
+
+var _ fenced.Putter = (*Store)(nil)
+
+// FencedPut writes value at key only if guardKey still holds guard's
+// version (its LastIndex), under the backend's lock, so that no write to
+// guardKey comes between the check and the write (see package fenced).
+func (s *Store) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
+	k, err := s.enterKey(ctx, key)
+	if err != nil {
+		return err
+	}
+	defer s.b.mu.Unlock()
+	g := kv.NormalizeKey(guardKey)
+	if g == "" {
+		return ErrEmptyKey
+	}
+	e := s.b.lookup(g)
+	if guard == nil || e == nil || e.index != guard.LastIndex {
+		return fmt.Errorf("memory: fenced write to %q: %w", key, fenced.ErrGuardChanged)
+	}
+	s.b.set(s, k, value, 0, false, nil)
+	return nil
+}
