@@ -2,6 +2,7 @@ package leadershiptest
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -19,7 +20,8 @@ type Network struct {
 	// Endpoints are the servers' host:port addresses.
 	Endpoints []string
 	// Open opens a client of the store on the given endpoints (the
-	// forwarders' addresses, in the order of Endpoints).
+	// forwarders' addresses, in the order of Endpoints). An error matching
+	// store.ErrNotReachable is retried for up to 30s.
 	Open func(ctx context.Context, endpoints []string) (store.Store, error)
 	// LeaseTTL is the TTL of the suite's candidates (default 2s).
 	LeaseTTL time.Duration
@@ -61,6 +63,12 @@ func (n *Network) Client(t *testing.T) *Client {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	kv, err := n.Open(ctx, addrs)
+	// A server slowed by a loaded machine may miss one dial timeout: try
+	// again while the 30s last.
+	for errors.Is(err, store.ErrNotReachable) && ctx.Err() == nil {
+		time.Sleep(100 * time.Millisecond)
+		kv, err = n.Open(ctx, addrs)
+	}
 	if err != nil {
 		t.Fatalf("open %s client: %v", n.BackendName, err)
 	}
