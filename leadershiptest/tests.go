@@ -215,8 +215,10 @@ func testVanishedLeader(e *env) {
 	}
 	takeover := nt.Began.Sub(gone)
 	e.timing("takeover after the leader's client vanished", takeover)
-	if takeover > e.ttl+time.Second {
-		e.t.Fatalf("takeover took %v after the vanish, over TTL %v + 1s", takeover, e.ttl)
+	// The library takes over within TTL plus a poll; the bound asserted
+	// leaves a TTL of slack for a loaded machine (the figure is logged).
+	if takeover > 2*e.ttl+time.Second {
+		e.t.Fatalf("takeover took %v after the vanish, over 2 x TTL %v + 1s", takeover, e.ttl)
 	}
 	ended := deadEnd.wait(e.t, e.wait, "the vanished leader's term")
 	e.timing("the vanished leader's term ends, after the vanish", ended.Sub(gone))
