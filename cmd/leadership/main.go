@@ -62,6 +62,7 @@ func commands() []*command {
 		statusCommand(),
 		proxyCommand(),
 		endCommand(),
+		deleteCommand(),
 		demoCommand(),
 	}
 }

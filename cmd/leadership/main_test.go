@@ -130,7 +130,8 @@ func TestHelp(t *testing.T) {
 		"follow": {"--json", "TIME LEADER TERM", `"-"`, "4  the election was ended"},
 		"status": {"--json", "3  the election has no leader", "4  the election was ended", "5  unconfirmed", "the leader's TTL"},
 		"proxy":  {"--listen ADDR", "$LEADERSHIP_LISTEN", "--health-path PATH", `(default "/.leadership/health")`, "Retry-After: 1", "502", "Upgrade", "4  the election was ended"},
-		"end":    {"EndElection"},
+		"end":    {"EndElection", "--force", "$LEADERSHIP_FORCE"},
+		"delete": {"DeleteElection", "--force", "3.5s"},
 	} {
 		code, out, errOut := runCLI(t, cmd, "--help")
 		if code != exitOK || errOut != "" {
@@ -143,7 +144,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	_, out, _ := runCLI(t, "--help")
-	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "3  status: the election has no leader", "4  follow, proxy, run", "5  status: unconfirmed"} {
+	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "delete ", "3  status: the election has no leader", "4  follow, proxy, run", "5  status: unconfirmed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("usage lacks %q:\n%s", want, out)
 		}

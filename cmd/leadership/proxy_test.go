@@ -401,7 +401,8 @@ func TestProxyRoutesByValue(t *testing.T) {
 func TestProxyEnded(t *testing.T) {
 	storeURL, _ := memoryURL(t)
 	p, _ := startTestProxy(t, storeURL, "k")
-	if code, out, errOut := runCLI(t, "end", "--store", storeURL, "--key", "k"); code != exitOK {
+	// Nothing was ever written at the key: end needs --force.
+	if code, out, errOut := runCLI(t, "end", "--store", storeURL, "--key", "k", "--force"); code != exitOK {
 		t.Fatalf("end: %d %q %q", code, out, errOut)
 	}
 	if code := p.wait(t, 10*time.Second); code != exitEnded {
