@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -124,7 +125,7 @@ func TestHelp(t *testing.T) {
 	}
 	common := []string{"--store URL", "$LEADERSHIP_STORE", "--key KEY", "$LEADERSHIP_KEY", "memory://NAME", "Exit status", "2  usage error"}
 	for cmd, wants := range map[string][]string{
-		"run": {"--name NAME", "$LEADERSHIP_NAME", "--ttl DURATION", "(default 15s)", "--grace DURATION", "min(TTL/4, 5s)", "$LEADERSHIP_GRACE",
+		"run": {"--name NAME", "$LEADERSHIP_NAME", "the host name", "--try DURATION", "$LEADERSHIP_TRY", "6  --try", "500ms doubling to 30s", "--ttl DURATION", "(default 15s)", "--grace DURATION", "min(TTL/4, 5s)", "$LEADERSHIP_GRACE",
 			"--restart", "LEADERSHIP_TOKEN", "LEADERSHIP_LEADER", "LEADERSHIP_TERM_STARTED", "margin = grace + min(TTL/10, 500ms)",
 			"SIGKILL", "127  COMMAND could not be found", "4  the election was ended"},
 		"follow": {"--json", "TIME LEADER TERM", `"-"`, "4  the election was ended"},
@@ -144,10 +145,27 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	_, out, _ := runCLI(t, "--help")
-	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "delete ", "3  status: the election has no leader", "4  follow, proxy, run", "5  status: unconfirmed"} {
+	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "delete ", "3  status: the election has no leader", "4  follow, proxy, run", "5  status: unconfirmed", "6  run --try", "leadership --version"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("usage lacks %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestVersion checks --version: the module version ("(devel)" in a test
+// binary) and the Go version, on stdout.
+func TestVersion(t *testing.T) {
+	for _, flag := range []string{"--version", "-version"} {
+		code, out, errOut := runCLI(t, flag)
+		if code != exitOK || errOut != "" {
+			t.Errorf("%s: exit %d, stderr %q", flag, code, errOut)
+		}
+		if !strings.HasPrefix(out, "leadership (devel) "+runtime.Version()+" ") || strings.Count(out, "\n") != 1 {
+			t.Errorf("%s: %q, want leadership (devel) %s ...", flag, out, runtime.Version())
+		}
+	}
+	if code, _, _ := runCLI(t, "--version", "extra"); code != exitUsage {
+		t.Errorf("--version extra: exit %d, want %d", code, exitUsage)
 	}
 }
 
@@ -178,7 +196,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad env candidates", map[string]string{"LEADERSHIP_CANDIDATES": "1"}, []string{"demo"}, "--candidates 1"},
 		{"run without store", noStore, []string{"run", "--key", "k", "--name", "n", "--", "true"}, "--store is required (or set LEADERSHIP_STORE)"},
 		{"run without key", noStore, []string{"run", "--store", "memory://x", "--name", "n", "--", "true"}, "--key is required"},
-		{"run without name", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--", "true"}, "--name is required"},
+		{"run negative try", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--try", "-1s", "--", "true"}, "--try -1s: must not be negative"},
 		{"run without command", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n"}, "missing COMMAND"},
 		{"run grace too long", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n", "--ttl", "2s", "--grace", "1s", "--", "true"},
 			"--grace 1s leaves no safe margin: grace + 200ms (min(TTL/10, 500ms)) must be under half the --ttl 2s; lower --grace or raise --ttl"},
