@@ -130,7 +130,8 @@ func TestHelp(t *testing.T) {
 			"SIGKILL", "127  COMMAND could not be found", "4  the election was ended"},
 		"follow": {"--json", "TIME LEADER TERM", `"-"`, "4  the election was ended"},
 		"status": {"--json", "3  the election has no leader", "4  the election was ended", "5  unconfirmed", "the leader's TTL"},
-		"proxy":  {"--listen ADDR", "$LEADERSHIP_LISTEN", "--health-path PATH", `(default "/.leadership/health")`, "Retry-After: 1", "502", "Upgrade", "4  the election was ended"},
+		"proxy":  {"--listen ADDR", "$LEADERSHIP_LISTEN", "--health-path PATH", `(default "/.leadership/health")`, "Retry-After: 1", "502", "Upgrade", "4  the election was ended",
+			"--hold DURATION", "$LEADERSHIP_HOLD", "(default 5s)", "refuses the connection"},
 		"end":    {"EndElection", "--force", "$LEADERSHIP_FORCE"},
 		"delete": {"DeleteElection", "--force", "3.5s"},
 	} {
@@ -212,6 +213,7 @@ func TestUsageErrors(t *testing.T) {
 		{"end without store", noStore, []string{"end", "--key", "k"}, "--store is required"},
 		{"proxy without listen", noStore, []string{"proxy", "--store", "memory://x", "--key", "k"}, "--listen is required"},
 		{"proxy bad listen", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", "8080"}, `--listen "8080": want host:port`},
+		{"proxy negative hold", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", ":0", "--hold", "-1s"}, "--hold -1s: must not be negative"},
 		{"proxy bad health path", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", ":0", "--health-path", "health"}, "must start with /"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
