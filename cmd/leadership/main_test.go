@@ -18,10 +18,15 @@ import (
 
 // TestMain fails the package's tests if any goroutine outlives them. When
 // started as the COMMAND of leadership run by a test, the binary plays the
-// recording child instead (see childMain).
+// recording child instead (see childMain), or the HTTP child
+// (httpChildMain) when httpChildEnv is set.
 func TestMain(m *testing.M) {
 	if os.Getenv(childRecordsEnv) != "" {
 		childMain()
+		return
+	}
+	if os.Getenv(httpChildEnv) == "1" {
+		httpChildMain()
 		return
 	}
 	goleak.VerifyTestMain(m)

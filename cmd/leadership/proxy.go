@@ -75,8 +75,12 @@ vanished, before anyone else can take over).
     are held: no body, or a body of known length up to 64 KiB (kept in
     memory); others get the 503 at once. Nothing was sent to any leader
     then, so the client can safely retry;
-  - the leader fails otherwise (connect timeout of 5s, connection reset,
-    no answer): 502;
+  - an idempotent request (GET, HEAD, OPTIONS, TRACE, without a body)
+    whose connection broke before any answer (reset or closed, as when the
+    leader is killed while serving it) is held and tried again the same
+    way; when --hold runs out, it gets 502;
+  - the leader fails otherwise (connect timeout of 5s, connection reset or
+    closed on other requests): 502;
   - responses are streamed (flushed as they come), and Upgrade requests
     (WebSocket and others) are passed through;
   - X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto are set (those
@@ -252,9 +256,14 @@ type proxyTarget struct {
 	leader string
 	term   uint64
 	url    *url.URL
-	// refused is set by the error handler when the leader refused the
-	// connection: nothing was sent, nothing was answered yet.
-	refused error
+	// idempotent is set for a request that may be sent again even if the
+	// leader may have received it (GET, HEAD, OPTIONS, TRACE, no body).
+	idempotent bool
+	// retry is set by the error handler when the try failed in a way that
+	// can be repeated, and nothing was answered yet: the leader refused the
+	// connection (nothing was sent), or an idempotent request's connection
+	// broke before any answer (the leader went away while serving it).
+	retry error
 }
 
 type proxyTargetKey struct{}
@@ -313,24 +322,29 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "leadership proxy: cannot read the request body", http.StatusBadRequest)
 		return
 	}
+	idempotent := retryable && body == nil && idempotentMethod(r.Method)
 	deadline := time.Now().Add(p.hold)
 	pause := proxyRetryMin
 	for {
-		pt := &proxyTarget{leader: o.Leader, term: o.Term, url: target}
+		pt := &proxyTarget{leader: o.Leader, term: o.Term, url: target, idempotent: idempotent}
 		req := r.WithContext(context.WithValue(ctx, proxyTargetKey{}, pt))
 		if body != nil {
 			req.Body = io.NopCloser(bytes.NewReader(body))
 		}
 		p.rp.ServeHTTP(w, req)
-		if pt.refused == nil {
+		if pt.retry == nil {
 			return // answered, or failed otherwise (502)
 		}
-		// Refused: nothing was sent to the leader, nothing written to w.
+		// Refused, or dropped before any answer: nothing was written to w.
 		// Hold the request until a leader (the same or the next one)
-		// listens, or the hold runs out.
+		// answers, or the hold runs out.
 		for {
 			if !retryable || !p.pause(ctx, min(pause, time.Until(deadline))) {
-				p.refusedAnswer(w, r, o, pt.refused, retryable)
+				if isRefused(pt.retry) {
+					p.refusedAnswer(w, r, o, pt.retry, retryable)
+				} else {
+					p.fail(w, r, pt.leader, pt.retry)
+				}
 				return
 			}
 			pause = min(2*pause, proxyRetryMax)
@@ -412,6 +426,24 @@ func isRefused(err error) bool {
 	return errors.As(err, &op) && op.Op == "dial" && errors.Is(err, syscall.ECONNREFUSED)
 }
 
+// isDropped reports whether err is a connection to the leader that broke
+// before any answer: reset, or closed.
+func isDropped(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
+// idempotentMethod reports whether a request with this method may be sent
+// twice (RFC 9110, section 9.2.2), for the methods a proxy sends again
+// without asking: those that are also safe.
+func idempotentMethod(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
+}
+
 // unavailable answers 503 with a Retry-After and msg as the body.
 func unavailable(w http.ResponseWriter, msg string) {
 	h := w.Header()
@@ -424,21 +456,27 @@ func unavailable(w http.ResponseWriter, msg string) {
 }
 
 // badGateway answers 502 when the leader cannot be reached or fails. A
-// refused connection is not answered here: it is marked on the request's
-// target, for ServeHTTP to hold the request.
+// failure that can be retried (see proxyTarget.retry) is not answered
+// here: it is marked on the request's target, for ServeHTTP to hold the
+// request.
 func (p *leaderProxy) badGateway(w http.ResponseWriter, r *http.Request, err error) {
 	target, _ := r.Context().Value(proxyTargetKey{}).(*proxyTarget)
-	if target != nil && isRefused(err) {
-		target.refused = err
-		return
-	}
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		w.WriteHeader(http.StatusBadGateway) // the client went away
+	if target != nil && r.Context().Err() == nil && (isRefused(err) || target.idempotent && isDropped(err)) {
+		target.retry = err
 		return
 	}
 	leader := "?"
 	if target != nil {
 		leader = target.leader
+	}
+	p.fail(w, r, leader, err)
+}
+
+// fail answers 502: the leader failed to answer with err.
+func (p *leaderProxy) fail(w http.ResponseWriter, r *http.Request, leader string, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		w.WriteHeader(http.StatusBadGateway) // the client went away
+		return
 	}
 	p.failures.printf("%s %s: 502: leader %s did not answer: %v", r.Method, r.URL.Path, leader, err)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")

@@ -475,7 +475,8 @@ func TestProxyHoldsUntilListening(t *testing.T) {
 }
 
 // TestProxyBadGateway checks the 502 when the leader accepts the
-// connection but fails to answer.
+// connection but hangs up without an answer: after --hold for a GET, at
+// once for a POST.
 func TestProxyBadGateway(t *testing.T) {
 	storeURL, storeName := memoryURL(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -492,15 +493,33 @@ func TestProxyBadGateway(t *testing.T) {
 			_ = conn.Close() // hang up without an answer
 		}
 	}()
-	_, base := startTestProxy(t, storeURL, "k")
+	_, base := startTestProxy(t, storeURL, "k", "--hold", "200ms")
 	startCandidate(t, storeName, "k", ln.Addr().String(), time.Second)
 	client := testClient()
 	if !waitFor(10*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
 		t.Fatal("no leader")
 	}
+	// A GET is tried again until --hold runs out, then 502.
+	began := time.Now()
 	code, body, _ := get(t, client, base+"/")
 	if code != http.StatusBadGateway || !strings.Contains(body, "did not answer") {
 		t.Errorf("leader hanging up: %d %q", code, body)
+	}
+	if took := time.Since(began); took < 200*time.Millisecond {
+		t.Errorf("GET answered 502 after %v, before the hold ran out", took)
+	}
+	// A POST may have reached the leader: not sent again, 502 at once.
+	began = time.Now()
+	resp, err := client.Post(base+"/", "text/plain", strings.NewReader("once"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("POST to a leader hanging up: %d", resp.StatusCode)
+	}
+	if took := time.Since(began); took > 150*time.Millisecond {
+		t.Errorf("POST answered after %v: was it held?", took)
 	}
 }
 
