@@ -41,11 +41,7 @@ func TestEndMissingKey(t *testing.T) {
 // TestEndForeignValue checks that end refuses a key that holds another
 // program's value unless --force is given.
 func TestEndForeignValue(t *testing.T) {
-	storeURL, storeName := memoryURL(t)
-	h := openHandle(t, storeName)
-	if err := h.Put(t.Context(), "k", []byte("not an election"), nil); err != nil {
-		t.Fatal(err)
-	}
+	storeURL, h := foreignKey(t, "not an election")
 	code, _, errOut := runCLI(t, "end", "--store", storeURL, "--key", "k")
 	if code != exitFailure || !strings.Contains(errOut, "not an election record") {
 		t.Errorf("end of a foreign value: exit %d, stderr %q", code, errOut)

@@ -473,6 +473,19 @@ func openHandle(t *testing.T, name string) *memory.Store {
 	return h
 }
 
+// foreignKey stores value, which is not an election record, at key "k" of
+// a memory store unique to the test, and returns the store's URL and a
+// handle on it.
+func foreignKey(t *testing.T, value string) (string, *memory.Store) {
+	t.Helper()
+	storeURL, storeName := memoryURL(t)
+	h := openHandle(t, storeName)
+	if err := h.Put(t.Context(), "k", []byte(value), nil); err != nil {
+		t.Fatal(err)
+	}
+	return storeURL, h
+}
+
 // upgradeEcho sends a raw request to upgrade to the echo protocol to the
 // proxy at base, on a connection closed at the end of the test with a 10s
 // deadline, and returns the connection, its reader, and the response or

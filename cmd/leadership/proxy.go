@@ -362,15 +362,14 @@ func (p *leaderProxy) pause(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return false
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
 	select {
-	case <-t.C:
+	case <-time.After(d): // collected once it fires or is dropped (Go 1.23)
 		return true
 	case <-ctx.Done():
+		return false
 	case <-p.upgraded.Done(): // shutting down: answer held requests now
+		return false
 	}
-	return false
 }
 
 // noTarget is the 503 message for an observation o with no usable leader
