@@ -426,10 +426,13 @@ func isRefused(err error) bool {
 }
 
 // isDropped reports whether err is a connection to the leader that broke
-// before any answer: reset, or closed.
+// before any answer: reset, or closed (net/http reports a connection the
+// server closed before the request was written with an unexported error,
+// "http: server closed idle connection", new connections included).
 func isDropped(err error) bool {
 	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
-		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.Contains(err.Error(), "server closed idle connection")
 }
 
 // idempotentMethod reports whether a request with this method may be sent
