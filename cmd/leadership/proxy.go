@@ -294,8 +294,10 @@ func newLeaderProxy(current func() leadership.Observation, key, healthPath strin
 
 // ServeHTTP answers the health path itself and forwards everything else
 // to the leader, or answers 503 when there is none. A request whose
-// connection the leader refused is held and tried again, the leader read
-// anew each time, until it is answered or --hold has passed (then 503).
+// connection the leader refused (or, for an idempotent one, dropped before
+// any answer) is held and tried again, the leader read anew each time,
+// until it is answered or --hold has passed (then 503, or 502 if the last
+// try was dropped).
 func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o := p.current()
 	target, err := leaderURL(leaderAddress(o))
