@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/leadership-go/leadership"
 )
@@ -87,13 +86,11 @@ func (e *noElectionError) Error() string {
 // runEnd reads the election, ends it (and deletes its key when del) and
 // says so. Without force, a key holding no election is an error.
 func runEnd(ctx context.Context, ef electionFlags, force, del bool, s streams) error {
-	kv, err := ef.open(ctx)
-	if err != nil {
+	kv, key, st, err := ef.readOnce(ctx)
+	if kv == nil {
 		return err
 	}
 	defer kv.Close()
-	key := strings.Trim(ef.key, "/") // as the library names the key
-	st, err := readElection(ctx, kv, key, statusReadTimeout)
 	var fe *foreignValueError
 	switch {
 	case errors.As(err, &fe) && !force:
