@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -155,23 +154,6 @@ func TestHelp(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("usage lacks %q:\n%s", want, out)
 		}
-	}
-}
-
-// TestVersion checks --version: the module version ("(devel)" in a test
-// binary) and the Go version, on stdout.
-func TestVersion(t *testing.T) {
-	for _, flag := range []string{"--version", "-version"} {
-		code, out, errOut := runCLI(t, flag)
-		if code != exitOK || errOut != "" {
-			t.Errorf("%s: exit %d, stderr %q", flag, code, errOut)
-		}
-		if !strings.HasPrefix(out, "leadership (devel) "+runtime.Version()+" ") || strings.Count(out, "\n") != 1 {
-			t.Errorf("%s: %q, want leadership (devel) %s ...", flag, out, runtime.Version())
-		}
-	}
-	if code, _, _ := runCLI(t, "--version", "extra"); code != exitUsage {
-		t.Errorf("--version extra: exit %d, want %d", code, exitUsage)
 	}
 }
 

@@ -37,10 +37,7 @@ type nameServer struct {
 
 func newNameServer(t *testing.T) *nameServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLocal(t)
 	s := &nameServer{addr: ln.Addr().String(), release: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -350,16 +347,21 @@ func TestProxy(t *testing.T) {
 	}
 }
 
-// deadAddr returns an address where nothing listens (a port just freed).
-func deadAddr(t *testing.T) string {
+// listenLocal listens on a free port of 127.0.0.1.
+func listenLocal(t *testing.T) net.Listener {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
+	return ln
+}
+
+// deadAddr returns an address where nothing listens (a port just freed).
+func deadAddr(t *testing.T) string {
+	ln := listenLocal(t)
+	defer ln.Close()
+	return ln.Addr().String()
 }
 
 // TestProxyRefusedHoldsThen503 checks that a request the leader refuses
@@ -479,10 +481,7 @@ func TestProxyHoldsUntilListening(t *testing.T) {
 // once for a POST.
 func TestProxyBadGateway(t *testing.T) {
 	storeURL, storeName := memoryURL(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLocal(t)
 	t.Cleanup(func() { _ = ln.Close() })
 	go func() {
 		for {
