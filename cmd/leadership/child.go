@@ -26,6 +26,7 @@ type runner struct {
 type childProc struct {
 	term      leadership.Term
 	pid       int
+	started   time.Time // when it started
 	grace     time.Duration
 	log       *logger
 	stopReq   chan string   // a reason to stop, sent once by stop
@@ -78,7 +79,7 @@ func (r *runner) start(term leadership.Term) (*childProc, error) {
 			started <- err
 			return
 		}
-		c.pid = cmd.Process.Pid
+		c.pid, c.started = cmd.Process.Pid, time.Now()
 		started <- nil
 		go c.watch()
 		c.waitErr = cmd.Wait()

@@ -33,8 +33,9 @@ Phases:
      The dead leader steps down at its own deadline, before the store lets
      anyone else take over one TTL after its last renewal. Shows the
      step-down, the follower reporting no leader then the successor, what
-     requests through the proxy get meanwhile (502 while the dead leader is
-     still named, 503 while there is none, then the successor's answer),
+     requests through the proxy get meanwhile (held by the proxy while the
+     dead leader is still named, for up to 5s, then 503; 503 while there
+     is none; then the successor's answer),
      the takeover time relative to the vanish and to the TTL, and checks
      that there was at most one leader at any instant.
   4. Stop: every candidate and the follower are stopped, then a summary
@@ -64,7 +65,7 @@ func demoCommand() *command {
 					return err
 				}
 				cfg.NewProxy = func(current func() leadership.Observation) demo.Proxy {
-					return newLeaderProxy(current, cfg.Key, proxyDefaultHealthPath, &logger{w: io.Discard})
+					return newLeaderProxy(current, cfg.Key, proxyDefaultHealthPath, proxyDefaultHold, &logger{w: io.Discard})
 				}
 				err := demo.Run(ctx, cfg, s.stdout)
 				var ce *demo.ConfigError

@@ -4,10 +4,12 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -164,18 +166,7 @@ func TestE2EProxy(t *testing.T) {
 			s := newNameServer(t)
 			runs[s.addr] = startProc(t, s.addr, env, bin, "run", "--store", url, "--key", key, "--name", s.addr, "--ttl", e2eLongTTL.String(), "--", "sleep", "1000")
 		}
-		px := startProc(t, "proxy", env, bin, "proxy", "--store", url, "--key", key, "--listen", "127.0.0.1:0")
-		var base string
-		if !waitFor(30*time.Second, func() bool {
-			for _, l := range linesWith(px.stderr.String(), "listening on ") {
-				base = strings.Fields(strings.SplitN(l, "listening on ", 2)[1])[0]
-				base = strings.TrimSuffix(base, ",")
-				return true
-			}
-			return false
-		}) {
-			t.Fatalf("proxy not listening: %s", px.stderr.String())
-		}
+		px, base := startProxyProc(t, env, bin, url, key)
 		client := testClient()
 		var leader string
 		if !waitFor(30*time.Second, func() bool {
@@ -228,5 +219,200 @@ func TestE2EProxy(t *testing.T) {
 		}
 		t.Logf("SIGTERM of the leader's run -> requests reach the next leader after %v (%d answers 503 meanwhile)",
 			switched.Round(time.Millisecond), unavailable)
+	})
+}
+
+// startProxyProc starts a 'leadership proxy' process on a free port of
+// 127.0.0.1 and returns it with its base URL, once it listens.
+func startProxyProc(t *testing.T, env []string, bin, url, key string, extra ...string) (*proc, string) {
+	t.Helper()
+	px := startProc(t, "proxy", env, bin, append([]string{"proxy", "--store", url, "--key", key, "--listen", "127.0.0.1:0"}, extra...)...)
+	var base string
+	if !waitFor(30*time.Second, func() bool {
+		for _, l := range linesWith(px.stderr.String(), "listening on ") {
+			base = strings.Fields(strings.SplitN(l, "listening on ", 2)[1])[0]
+			base = strings.TrimSuffix(base, ",")
+			return true
+		}
+		return false
+	}) {
+		t.Fatalf("proxy not listening: %s", px.stderr.String())
+	}
+	return px, base
+}
+
+// e2eAnswer is one answer a client got through the proxy.
+type e2eAnswer struct {
+	sent, got  time.Time
+	code       int // -1: the request failed
+	body       string
+	retryAfter string
+}
+
+// e2eLoop sends requests through the proxy at base one after another
+// until stop is called (any number of times), which returns every answer;
+// answers returns those so far.
+func e2eLoop(base string) (answers func() []e2eAnswer, stop func() []e2eAnswer) {
+	var mu sync.Mutex
+	var all []e2eAnswer
+	quit, done := make(chan struct{}), make(chan struct{})
+	client := testClient()
+	client.Timeout = time.Minute
+	go func() {
+		defer close(done)
+		for {
+			select {
+			case <-quit:
+				return
+			default:
+			}
+			a := e2eAnswer{sent: time.Now(), code: -1}
+			resp, err := client.Get(base + "/")
+			if err != nil {
+				a.body = err.Error()
+			} else {
+				b, _ := io.ReadAll(resp.Body)
+				_ = resp.Body.Close()
+				a.code, a.body, a.retryAfter = resp.StatusCode, string(b), resp.Header.Get("Retry-After")
+			}
+			a.got = time.Now()
+			mu.Lock()
+			all = append(all, a)
+			mu.Unlock()
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	answers = func() []e2eAnswer {
+		mu.Lock()
+		defer mu.Unlock()
+		return append([]e2eAnswer(nil), all...)
+	}
+	var once sync.Once
+	return answers, func() []e2eAnswer {
+		once.Do(func() { close(quit); <-done })
+		return answers()
+	}
+}
+
+// TestE2EProxyNo502 is the proxy's end-to-end test of issue 10: three
+// 'leadership run' processes whose COMMAND is an HTTP server that listens
+// only some time after it starts (so the new leader is named before its
+// server listens), a proxy process in front of them, and a client sending
+// requests in a loop across three SIGTERM handoffs and one kill -9 of the
+// leader's run (each run that ends is replaced, so three always run).
+// Every answer must be 200 from one of the servers or, only while there is
+// no leader (from the signal to the successor's first answer), 503 with
+// Retry-After; never 502.
+func TestE2EProxyNo502(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, bin, url, key string) {
+		exe := testExecutable(t)
+		env := cleanEnv(httpChildEnv+"=1", "GORACE="+childGorace())
+		runs := map[string]*proc{}
+		add := func() {
+			name := fmt.Sprintf("web-%d", len(runs)+1)
+			addr := deadAddr(t)
+			runs[name] = startProc(t, name, env, bin, "run", "--store", url, "--key", key, "--name", name, "--value", addr,
+				"--ttl", e2eTTL.String(), "--", exe, addr)
+		}
+		for range 3 {
+			add()
+		}
+		px, base := startProxyProc(t, cleanEnv(), bin, url, key)
+		began := time.Now()
+		answers, stop := e2eLoop(base)
+		defer stop()
+
+		// await waits for a 200 answered by another than prev, sent after
+		// since, and returns who answered and when.
+		await := func(prev string, since time.Time, within time.Duration) (string, time.Time) {
+			t.Helper()
+			var who string
+			var at time.Time
+			if !waitFor(within, func() bool {
+				for _, a := range answers() {
+					if a.code == 200 && a.body != prev && a.sent.After(since) {
+						who, at = a.body, a.got
+						return true
+					}
+				}
+				return false
+			}) {
+				t.Fatalf("no 200 from a leader other than %q within %v", prev, within)
+			}
+			if _, ok := runs[who]; !ok {
+				t.Fatalf("answered by %q, not one of the runs", who)
+			}
+			return who, at
+		}
+		// gaps are the intervals from a signal to the successor's first
+		// answer: the only times when a 503 is allowed.
+		type gap struct {
+			what       string
+			from, to   time.Time
+			prev, next string
+		}
+		leader, first := await("", time.Time{}, time.Minute)
+		gaps := []gap{{what: "first election:", from: began, to: first, prev: "none", next: leader}}
+		for i, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGTERM, syscall.SIGTERM, syscall.SIGKILL} {
+			time.Sleep(300 * time.Millisecond) // answers from the leader between handoffs
+			from := time.Now()
+			runs[leader].signal(sig)
+			next, to := await(leader, from, e2eTTL+30*time.Second)
+			gaps = append(gaps, gap{what: fmt.Sprintf("%d: %v:", i+1, sig), from: from, to: to, prev: leader, next: next})
+			if sig == syscall.SIGTERM {
+				if code := runs[leader].exitCode(t, 15*time.Second); code != exitOK {
+					t.Errorf("SIGTERMed run %s exited with %d", leader, code)
+				}
+			}
+			add()
+			leader = next
+		}
+		time.Sleep(300 * time.Millisecond)
+		all := stop()
+
+		// Every answer is a 200 from a run, or a 503 with Retry-After while
+		// there was no leader.
+		count := map[int]int{}
+		in503 := make([]int, len(gaps))
+		for _, a := range all {
+			count[a.code]++
+			switch a.code {
+			case 200:
+				if _, ok := runs[a.body]; !ok {
+					t.Errorf("200 answered by %q, not one of the runs", a.body)
+				}
+			case 503:
+				if a.retryAfter != "1" {
+					t.Errorf("503 without Retry-After: 1 (%q): %q", a.retryAfter, a.body)
+				}
+				ok := false
+				for i, g := range gaps {
+					if a.sent.Before(g.to) && a.got.After(g.from) {
+						ok = true
+						in503[i]++
+					}
+				}
+				if !ok {
+					t.Errorf("503 outside every leaderless gap (sent %v, answered %v): %q", a.sent.Format(time.StampMicro), a.got.Format(time.StampMicro), a.body)
+				}
+			default:
+				t.Errorf("answer %d (sent %v): %q; want only 200, or 503 without a leader", a.code, a.sent.Format(time.StampMicro), a.body)
+			}
+		}
+		if n := count[200]; n < 20 {
+			t.Errorf("only %d answers 200", n)
+		}
+		if lines := linesWith(px.stderr.String(), " 502"); len(lines) > 0 {
+			t.Errorf("the proxy logged 502s:\n%s", strings.Join(lines, "\n"))
+		}
+		px.signal(syscall.SIGTERM)
+		if code := px.exitCode(t, 15*time.Second); code != exitOK {
+			t.Errorf("proxy exited with %d after SIGTERM", code)
+		}
+		var summary []string
+		for i, g := range gaps {
+			summary = append(summary, fmt.Sprintf("%s %s -> %s in %v (%d answers 503)", g.what, g.prev, g.next, g.to.Sub(g.from).Round(time.Millisecond), in503[i]))
+		}
+		t.Logf("%d requests: %d x 200, %d x 503; %s", len(all), count[200], count[503], strings.Join(summary, "; "))
 	})
 }

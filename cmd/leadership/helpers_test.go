@@ -84,6 +84,54 @@ func childMain() {
 	}
 }
 
+// httpChildEnv, set to "1", makes the test binary started as the COMMAND
+// of leadership run play an HTTP server instead (httpChildMain).
+const httpChildEnv = "LEADERSHIP_TEST_HTTP_CHILD"
+
+// httpChildStartup is how long the HTTP child takes to listen after it is
+// started: the leader is named in the election before its server listens,
+// as with a real service.
+const httpChildStartup = 200 * time.Millisecond
+
+// httpChildMain is the HTTP child's main: after httpChildStartup it listens
+// on its first argument (host:port) and answers every request with its
+// leader name (LEADERSHIP_LEADER). SIGTERM shuts it down gracefully: it
+// stops listening at once and finishes the requests in flight.
+func httpChildMain() {
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM)
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "http child: no address")
+		os.Exit(98)
+	}
+	name := os.Getenv("LEADERSHIP_LEADER")
+	select {
+	case <-time.After(httpChildStartup):
+	case <-sigs:
+		os.Exit(0)
+	}
+	ln, err := net.Listen("tcp", os.Args[1])
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "http child:", err)
+		os.Exit(97)
+	}
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			_, _ = io.WriteString(w, name)
+		}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	go func() { _ = srv.Serve(ln) }()
+	select {
+	case <-sigs:
+	case <-time.After(5 * time.Minute): // never outlive a broken test for long
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	_ = srv.Shutdown(ctx)
+	os.Exit(0)
+}
+
 // appendRecord appends one line to the records file (O_APPEND writes of a
 // line are atomic between processes).
 func appendRecord(file, line string) {
@@ -423,6 +471,19 @@ func openHandle(t *testing.T, name string) *memory.Store {
 	}
 	t.Cleanup(func() { _ = h.Close() })
 	return h
+}
+
+// foreignKey stores value, which is not an election record, at key "k" of
+// a memory store unique to the test, and returns the store's URL and a
+// handle on it.
+func foreignKey(t *testing.T, value string) (string, *memory.Store) {
+	t.Helper()
+	storeURL, storeName := memoryURL(t)
+	h := openHandle(t, storeName)
+	if err := h.Put(t.Context(), "k", []byte(value), nil); err != nil {
+		t.Fatal(err)
+	}
+	return storeURL, h
 }
 
 // upgradeEcho sends a raw request to upgrade to the echo protocol to the

@@ -14,6 +14,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"syscall"
 )
@@ -27,6 +29,7 @@ const (
 	exitNoLeader    = 3   // status: the election has no leader
 	exitEnded       = 4   // follow, proxy, run, status: the election was ended (EndElection)
 	exitUnconfirmed = 5   // status: the holder was not seen renewing its lease within its TTL
+	exitNotElected  = 6   // run --try: not elected within the time given
 	exitNoExec      = 127 // run: COMMAND cannot be found or started
 )
 
@@ -62,6 +65,7 @@ func commands() []*command {
 		statusCommand(),
 		proxyCommand(),
 		endCommand(),
+		deleteCommand(),
 		demoCommand(),
 	}
 }
@@ -97,6 +101,12 @@ func runContext(ctx context.Context, args []string, s streams) int {
 	case "-h", "-help", "--help":
 		printUsage(stdout)
 		return exitOK
+	case "-version", "--version":
+		if len(rest) > 0 {
+			return usageFail(stderr, "", usageErrorf("--version takes no arguments"))
+		}
+		_, _ = fmt.Fprintln(stdout, versionLine())
+		return exitOK
 	case "help":
 		if len(rest) == 0 {
 			printUsage(stdout)
@@ -116,6 +126,17 @@ func runContext(ctx context.Context, args []string, s streams) int {
 		return usageFail(stderr, "", unknownCommand(name))
 	}
 	return cmd.execute(ctx, rest, s)
+}
+
+// versionLine is what --version prints: the module's version as the Go
+// tool stamped it into the binary ("(devel)" when built from a working
+// tree, or when there is no build information) and the Go version.
+func versionLine() string {
+	version := "(devel)"
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
+		version = bi.Main.Version
+	}
+	return fmt.Sprintf("leadership %s %s %s/%s", version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // lookup returns the subcommand called name, or nil.
@@ -227,6 +248,7 @@ const exitStatusAll = exitStatusHelp + `  3  status: the election has no leader
   4  follow, proxy, run, status: the election was ended (leadership end)
   5  status: unconfirmed: a leader is recorded but was not seen renewing its
      lease within its TTL (it has probably crashed)
+  6  run --try: not elected within the time given
   run: when COMMAND ends by itself while leading, its exit status (128+N
   after signal N); 127 when COMMAND cannot be started
 `
@@ -239,6 +261,7 @@ func printUsage(w io.Writer) {
 Usage:
   leadership <command> [flags] [arguments]
   leadership help [command]
+  leadership --version
 
 Commands:
 `)

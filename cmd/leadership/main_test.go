@@ -17,10 +17,15 @@ import (
 
 // TestMain fails the package's tests if any goroutine outlives them. When
 // started as the COMMAND of leadership run by a test, the binary plays the
-// recording child instead (see childMain).
+// recording child instead (see childMain), or the HTTP child
+// (httpChildMain) when httpChildEnv is set.
 func TestMain(m *testing.M) {
 	if os.Getenv(childRecordsEnv) != "" {
 		childMain()
+		return
+	}
+	if os.Getenv(httpChildEnv) == "1" {
+		httpChildMain()
 		return
 	}
 	goleak.VerifyTestMain(m)
@@ -124,13 +129,15 @@ func TestHelp(t *testing.T) {
 	}
 	common := []string{"--store URL", "$LEADERSHIP_STORE", "--key KEY", "$LEADERSHIP_KEY", "memory://NAME", "Exit status", "2  usage error"}
 	for cmd, wants := range map[string][]string{
-		"run": {"--name NAME", "$LEADERSHIP_NAME", "--ttl DURATION", "(default 15s)", "--grace DURATION", "min(TTL/4, 5s)", "$LEADERSHIP_GRACE",
+		"run": {"--name NAME", "$LEADERSHIP_NAME", "the host name", "--try DURATION", "$LEADERSHIP_TRY", "6  --try", "500ms doubling to 30s", "--ttl DURATION", "(default 15s)", "--grace DURATION", "min(TTL/4, 5s)", "$LEADERSHIP_GRACE",
 			"--restart", "LEADERSHIP_TOKEN", "LEADERSHIP_LEADER", "LEADERSHIP_TERM_STARTED", "margin = grace + min(TTL/10, 500ms)",
 			"SIGKILL", "127  COMMAND could not be found", "4  the election was ended"},
 		"follow": {"--json", "TIME LEADER TERM", `"-"`, "4  the election was ended"},
 		"status": {"--json", "3  the election has no leader", "4  the election was ended", "5  unconfirmed", "the leader's TTL"},
-		"proxy":  {"--listen ADDR", "$LEADERSHIP_LISTEN", "--health-path PATH", `(default "/.leadership/health")`, "Retry-After: 1", "502", "Upgrade", "4  the election was ended"},
-		"end":    {"EndElection"},
+		"proxy": {"--listen ADDR", "$LEADERSHIP_LISTEN", "--health-path PATH", `(default "/.leadership/health")`, "Retry-After: 1", "502", "Upgrade", "4  the election was ended",
+			"--hold DURATION", "$LEADERSHIP_HOLD", "(default 5s)", "refuses the connection"},
+		"end":    {"EndElection", "--force", "$LEADERSHIP_FORCE"},
+		"delete": {"DeleteElection", "--force", "3.5s"},
 	} {
 		code, out, errOut := runCLI(t, cmd, "--help")
 		if code != exitOK || errOut != "" {
@@ -143,7 +150,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	_, out, _ := runCLI(t, "--help")
-	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "3  status: the election has no leader", "4  follow, proxy, run", "5  status: unconfirmed"} {
+	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "delete ", "3  status: the election has no leader", "4  follow, proxy, run", "5  status: unconfirmed", "6  run --try", "leadership --version"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("usage lacks %q:\n%s", want, out)
 		}
@@ -177,7 +184,7 @@ func TestUsageErrors(t *testing.T) {
 		{"bad env candidates", map[string]string{"LEADERSHIP_CANDIDATES": "1"}, []string{"demo"}, "--candidates 1"},
 		{"run without store", noStore, []string{"run", "--key", "k", "--name", "n", "--", "true"}, "--store is required (or set LEADERSHIP_STORE)"},
 		{"run without key", noStore, []string{"run", "--store", "memory://x", "--name", "n", "--", "true"}, "--key is required"},
-		{"run without name", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--", "true"}, "--name is required"},
+		{"run negative try", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--try", "-1s", "--", "true"}, "--try -1s: must not be negative"},
 		{"run without command", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n"}, "missing COMMAND"},
 		{"run grace too long", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n", "--ttl", "2s", "--grace", "1s", "--", "true"},
 			"--grace 1s leaves no safe margin: grace + 200ms (min(TTL/10, 500ms)) must be under half the --ttl 2s; lower --grace or raise --ttl"},
@@ -193,6 +200,7 @@ func TestUsageErrors(t *testing.T) {
 		{"end without store", noStore, []string{"end", "--key", "k"}, "--store is required"},
 		{"proxy without listen", noStore, []string{"proxy", "--store", "memory://x", "--key", "k"}, "--listen is required"},
 		{"proxy bad listen", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", "8080"}, `--listen "8080": want host:port`},
+		{"proxy negative hold", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", ":0", "--hold", "-1s"}, "--hold -1s: must not be negative"},
 		{"proxy bad health path", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", ":0", "--health-path", "health"}, "must start with /"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

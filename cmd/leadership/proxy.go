@@ -1,11 +1,13 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"net"
 	"net/http"
@@ -13,6 +15,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
+	"syscall"
 	"time"
 
 	"github.com/leadership-go/leadership"
@@ -29,6 +33,27 @@ const (
 	// proxyDialTimeout bounds connecting to the leader, so that an
 	// unreachable one answers 502 quickly.
 	proxyDialTimeout = 5 * time.Second
+	// proxyDefaultHold is how long a request whose connection the leader
+	// refused is held and retried by default. A handoff leaves nothing
+	// listening for milliseconds (the successor is named before its
+	// COMMAND has started listening) up to a service's start-up time,
+	// typically well under a second; 5s covers a slow start-up while
+	// staying under the timeouts of common clients (10s and more), which
+	// then get a 503 with Retry-After rather than a timeout of their own.
+	// A crashed leader is named until its follower sees it go (90% of its
+	// TTL): with a TTL under the hold, requests wait for its successor too.
+	proxyDefaultHold = 5 * time.Second
+	// proxyRetryMin and proxyRetryMax bound the pause between two tries of
+	// a held request: it doubles from the one to the other.
+	proxyRetryMin = 5 * time.Millisecond
+	proxyRetryMax = 100 * time.Millisecond
+	// proxyMaxRetryBody is the largest request body the proxy keeps to
+	// send again: a request with a larger body, or one of unknown length
+	// (chunked), is not held.
+	proxyMaxRetryBody = 64 << 10
+	// proxyLogEvery is the least time between two lines that log failed
+	// requests; the lines left out meanwhile are counted in the next one.
+	proxyLogEvery = time.Second
 )
 
 const proxyAbout = `
@@ -43,7 +68,19 @@ vanished, before anyone else can take over).
 
   - no leader, or a name that is not an address: 503 with "Retry-After: 1"
     and a one-line text body;
-  - the leader does not answer: 502;
+  - the leader refuses the connection (nothing listens there yet, as
+    during a handoff): the request is held and tried again, with the leader
+    read anew before each try, for up to --hold; then 503 with
+    "Retry-After: 1". Only requests whose body the proxy can send again
+    are held: no body, or a body of known length up to 64 KiB (kept in
+    memory); others get the 503 at once. Nothing was sent to any leader
+    then, so the client can safely retry;
+  - an idempotent request (GET, HEAD, OPTIONS, TRACE, without a body)
+    whose connection broke before any answer (reset or closed, as when the
+    leader is killed while serving it) is held and tried again the same
+    way; when --hold runs out, it gets 502;
+  - the leader fails otherwise (connect timeout of 5s, connection reset or
+    closed on other requests): 502;
   - responses are streamed (flushed as they come), and Upgrade requests
     (WebSocket and others) are passed through;
   - X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto are set (those
@@ -54,8 +91,10 @@ vanished, before anyone else can take over).
 
 SIGINT or SIGTERM stops accepting connections and waits up to
 --shutdown-timeout for requests in flight (upgraded connections are closed),
-then exits 0. If the election is ended, the proxy shuts down the same way and
-exits with 4. Leader changes are logged on stderr.` + storeAbout
+then exits 0 (held requests get their 503 at once). If the election is
+ended, the proxy shuts down the same way and exits with 4. Leader changes
+are logged on stderr, and failed requests at most one line a second (the
+next line counts those left out).` + storeAbout
 
 // proxyConfig holds the proxy's flags.
 type proxyConfig struct {
@@ -63,13 +102,14 @@ type proxyConfig struct {
 	listen          string
 	healthPath      string
 	shutdownTimeout time.Duration
+	hold            time.Duration
 }
 
 // proxyCommand describes the proxy subcommand.
 func proxyCommand() *command {
 	return &command{
 		name:    "proxy",
-		args:    "--store URL --key KEY --listen ADDR [--health-path PATH]",
+		args:    "--store URL --key KEY --listen ADDR [--hold 5s] [--health-path PATH]",
 		summary: "HTTP reverse proxy to whichever process leads (names are addresses)",
 		about:   proxyAbout,
 		exits:   endedExit,
@@ -79,6 +119,7 @@ func proxyCommand() *command {
 			fs.StringVar(&cfg.listen, "listen", "", "listen on `ADDR` (host:port, such as :8080 or 127.0.0.1:0), required")
 			fs.StringVar(&cfg.healthPath, "health-path", proxyDefaultHealthPath, "serve the proxy's own health at `PATH` (not proxied)")
 			fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", proxyDefaultShutdown, "on SIGINT/SIGTERM, wait this `DURATION` for requests in flight")
+			fs.DurationVar(&cfg.hold, "hold", proxyDefaultHold, "hold a request whose connection the leader refused, retrying, for up to this `DURATION` before answering 503 (0: answer 503 at once)")
 			return flagsOnly("proxy", cfg.validate, func(ctx context.Context, s streams) error { return runProxy(ctx, cfg, s) })
 		},
 	}
@@ -96,6 +137,8 @@ func (c *proxyConfig) validate() error {
 		return usageErrorf("--health-path %q: must start with /", c.healthPath)
 	case c.shutdownTimeout < 0:
 		return usageErrorf("--shutdown-timeout %v: must not be negative", c.shutdownTimeout)
+	case c.hold < 0:
+		return usageErrorf("--hold %v: must not be negative", c.hold)
 	}
 	if _, _, err := net.SplitHostPort(c.listen); err != nil {
 		return usageErrorf("--listen %q: want host:port, as in :8080 or 127.0.0.1:8080", c.listen)
@@ -120,7 +163,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, s streams) error {
 	if err != nil {
 		return fmt.Errorf("listen: %w", err)
 	}
-	p := newLeaderProxy(f.Current, cfg.key, cfg.healthPath, lg)
+	p := newLeaderProxy(f.Current, cfg.key, cfg.healthPath, cfg.hold, lg)
 	defer p.Close()
 	srv := &http.Server{
 		Handler:           p,
@@ -197,7 +240,9 @@ type leaderProxy struct {
 	current    func() leadership.Observation
 	key        string
 	healthPath string
+	hold       time.Duration // how long a refused request is held
 	log        *logger
+	failures   *rateLimitedLog // failed requests, at most one line a second
 	transport  *http.Transport
 	rp         *httputil.ReverseProxy
 
@@ -206,22 +251,32 @@ type leaderProxy struct {
 }
 
 // proxyTarget is what a request is forwarded to, carried in its context
-// from ServeHTTP to the reverse proxy's hooks.
+// from ServeHTTP to the reverse proxy's hooks, and how the try went.
 type proxyTarget struct {
 	leader string
 	term   uint64
 	url    *url.URL
+	// idempotent is set for a request that may be sent again even if the
+	// leader may have received it (GET, HEAD, OPTIONS, TRACE, no body).
+	idempotent bool
+	// retry is set by the error handler when the try failed in a way that
+	// can be repeated, and nothing was answered yet: the leader refused the
+	// connection (nothing was sent), or an idempotent request's connection
+	// broke before any answer (the leader went away while serving it).
+	retry error
 }
 
 type proxyTargetKey struct{}
 
-// newLeaderProxy returns a proxy to the leader current names. Close it to
-// drop its idle connections.
-func newLeaderProxy(current func() leadership.Observation, key, healthPath string, lg *logger) *leaderProxy {
+// newLeaderProxy returns a proxy to the leader current names, which holds
+// requests refused by the leader for up to hold. Close it to drop its idle
+// connections.
+func newLeaderProxy(current func() leadership.Observation, key, healthPath string, hold time.Duration, lg *logger) *leaderProxy {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil // the leader is reached directly, whatever HTTP_PROXY says
 	t.DialContext = (&net.Dialer{Timeout: proxyDialTimeout, KeepAlive: 30 * time.Second}).DialContext
-	p := &leaderProxy{current: current, key: key, healthPath: healthPath, log: lg, transport: t}
+	p := &leaderProxy{current: current, key: key, healthPath: healthPath, hold: hold, log: lg, transport: t,
+		failures: &rateLimitedLog{log: lg, every: proxyLogEvery}}
 	p.upgraded, p.cancel = context.WithCancel(context.Background())
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -231,14 +286,18 @@ func newLeaderProxy(current func() leadership.Observation, key, healthPath strin
 		},
 		Transport:     t,
 		FlushInterval: -1, // flush every write: streams pass through as they come
-		ErrorLog:      log.New(lg, "", 0),
+		ErrorLog:      log.New(p.failures, "", 0),
 		ErrorHandler:  p.badGateway,
 	}
 	return p
 }
 
 // ServeHTTP answers the health path itself and forwards everything else
-// to the leader, or answers 503 when there is none.
+// to the leader, or answers 503 when there is none. A request whose
+// connection the leader refused (or, for an idempotent one, dropped before
+// any answer) is held and tried again, the leader read anew each time,
+// until it is answered or --hold has passed (then 503, or 502 if the last
+// try was dropped).
 func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	o := p.current()
 	target, err := leaderURL(leaderAddress(o))
@@ -247,14 +306,10 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err != nil {
-		msg := fmt.Sprintf("no leader for key %q", p.key)
-		if o.Leader != "" {
-			msg = fmt.Sprintf("the leader of key %q, %q, is not an address: %v", p.key, leaderAddress(o), err)
-		}
-		unavailable(w, msg)
+		unavailable(w, p.noTarget(o, err))
 		return
 	}
-	ctx := context.WithValue(r.Context(), proxyTargetKey{}, &proxyTarget{leader: o.Leader, term: o.Term, url: target})
+	ctx := r.Context()
 	if r.Header.Get("Upgrade") != "" {
 		// An upgraded connection lives until one side closes it; end it
 		// when the server shuts down (Shutdown does not track hijacked
@@ -264,7 +319,133 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer cancel()
 		defer context.AfterFunc(p.upgraded, cancel)()
 	}
-	p.rp.ServeHTTP(w, r.WithContext(ctx))
+	body, retryable, err := retryBody(r)
+	if err != nil {
+		http.Error(w, "leadership proxy: cannot read the request body", http.StatusBadRequest)
+		return
+	}
+	idempotent := retryable && body == nil && idempotentMethod(r.Method)
+	deadline := time.Now().Add(p.hold)
+	pause := proxyRetryMin
+	for {
+		pt := &proxyTarget{leader: o.Leader, term: o.Term, url: target, idempotent: idempotent}
+		req := r.WithContext(context.WithValue(ctx, proxyTargetKey{}, pt))
+		if body != nil {
+			req.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		p.rp.ServeHTTP(w, req)
+		if pt.retry == nil {
+			return // answered, or failed otherwise (502)
+		}
+		// Refused, or dropped before any answer: nothing was written to w.
+		// Hold the request until a leader (the same or the next one)
+		// answers, or the hold runs out.
+		for {
+			if !retryable || !p.pause(ctx, min(pause, time.Until(deadline))) {
+				if isRefused(pt.retry) {
+					p.refusedAnswer(w, r, o, pt.retry, retryable)
+				} else {
+					p.fail(w, r, pt.leader, pt.retry)
+				}
+				return
+			}
+			pause = min(2*pause, proxyRetryMax)
+			o = p.current()
+			if target, err = leaderURL(leaderAddress(o)); err == nil {
+				break
+			}
+		}
+	}
+}
+
+// pause waits d, and reports false instead when d is not positive or the
+// request or the server ends first.
+func (p *leaderProxy) pause(ctx context.Context, d time.Duration) bool {
+	if d <= 0 {
+		return false
+	}
+	select {
+	case <-time.After(d): // collected once it fires or is dropped (Go 1.23)
+		return true
+	case <-ctx.Done():
+		return false
+	case <-p.upgraded.Done(): // shutting down: answer held requests now
+		return false
+	}
+}
+
+// noTarget is the 503 message for an observation o with no usable leader
+// address (err says why).
+func (p *leaderProxy) noTarget(o leadership.Observation, err error) string {
+	if o.Leader == "" {
+		return fmt.Sprintf("no leader for key %q", p.key)
+	}
+	return fmt.Sprintf("the leader of key %q, %q, is not an address: %v", p.key, leaderAddress(o), err)
+}
+
+// refusedAnswer answers a request that no leader accepted: 503 with
+// Retry-After (nothing was sent, so the client can safely retry). o is
+// the last leader seen, refused the connection error of the last try.
+func (p *leaderProxy) refusedAnswer(w http.ResponseWriter, r *http.Request, o leadership.Observation, refused error, retryable bool) {
+	if r.Context().Err() != nil {
+		return // the client went away
+	}
+	var msg string
+	switch _, err := leaderURL(leaderAddress(o)); {
+	case err != nil:
+		msg = p.noTarget(o, err)
+	case !retryable:
+		msg = fmt.Sprintf("the leader of key %q, %s, refused the connection (the request was not held: its body is chunked or over 64 KiB)", p.key, o.Leader)
+	default:
+		msg = fmt.Sprintf("the leader of key %q, %s, refused the connection for %v (--hold)", p.key, o.Leader, p.hold)
+	}
+	p.failures.printf("%s %s: 503: %s (last try: %v)", r.Method, r.URL.Path, msg, refused)
+	unavailable(w, msg)
+}
+
+// retryBody reads the request's body into memory when it is small enough
+// to be sent again, and reports whether the request can be retried: it
+// has no body, or one of known length up to proxyMaxRetryBody.
+func retryBody(r *http.Request) (body []byte, retryable bool, err error) {
+	switch {
+	case r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0:
+		return nil, true, nil
+	case r.ContentLength < 0 || r.ContentLength > proxyMaxRetryBody:
+		return nil, false, nil
+	}
+	body = make([]byte, r.ContentLength)
+	if _, err := io.ReadFull(r.Body, body); err != nil {
+		return nil, false, err
+	}
+	return body, true, nil
+}
+
+// isRefused reports whether err is a refused connection to the leader:
+// nothing listens at its address (yet).
+func isRefused(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial" && errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// isDropped reports whether err is a connection to the leader that broke
+// before any answer: reset, or closed (net/http reports a connection the
+// server closed before the request was written with an unexported error,
+// "http: server closed idle connection", new connections included).
+func isDropped(err error) bool {
+	return errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		strings.Contains(err.Error(), "server closed idle connection")
+}
+
+// idempotentMethod reports whether a request with this method may be sent
+// twice (RFC 9110, section 9.2.2), for the methods a proxy sends again
+// without asking: those that are also safe.
+func idempotentMethod(method string) bool {
+	switch method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions, http.MethodTrace:
+		return true
+	}
+	return false
 }
 
 // unavailable answers 503 with a Retry-After and msg as the body.
@@ -278,18 +459,30 @@ func unavailable(w http.ResponseWriter, msg string) {
 	_, _ = fmt.Fprintln(w, "leadership proxy: "+msg)
 }
 
-// badGateway answers 502 when the leader cannot be reached or fails.
+// badGateway answers 502 when the leader cannot be reached or fails. A
+// failure that can be retried (see proxyTarget.retry) is not answered
+// here: it is marked on the request's target, for ServeHTTP to hold the
+// request.
 func (p *leaderProxy) badGateway(w http.ResponseWriter, r *http.Request, err error) {
 	target, _ := r.Context().Value(proxyTargetKey{}).(*proxyTarget)
-	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
-		w.WriteHeader(http.StatusBadGateway) // the client went away
+	if target != nil && r.Context().Err() == nil && (isRefused(err) || target.idempotent && isDropped(err)) {
+		target.retry = err
 		return
 	}
 	leader := "?"
 	if target != nil {
 		leader = target.leader
 	}
-	p.log.printf("%s %s: leader %s did not answer: %v", r.Method, r.URL.Path, leader, err)
+	p.fail(w, r, leader, err)
+}
+
+// fail answers 502: the leader failed to answer with err.
+func (p *leaderProxy) fail(w http.ResponseWriter, r *http.Request, leader string, err error) {
+	if errors.Is(err, context.Canceled) && r.Context().Err() != nil {
+		w.WriteHeader(http.StatusBadGateway) // the client went away
+		return
+	}
+	p.failures.printf("%s %s: 502: leader %s did not answer: %v", r.Method, r.URL.Path, leader, err)
 	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusBadGateway)
@@ -320,10 +513,60 @@ func (p *leaderProxy) health(w http.ResponseWriter, o leadership.Observation, us
 // closeUpgraded ends every upgraded connection (at shutdown).
 func (p *leaderProxy) closeUpgraded() { p.cancel() }
 
-// Close ends upgraded connections and closes idle connections to leaders.
+// Close ends upgraded connections and closes idle connections to leaders,
+// and logs how many failures the rate limit left out.
 func (p *leaderProxy) Close() {
 	p.cancel()
 	p.transport.CloseIdleConnections()
+	p.failures.flush()
+}
+
+// rateLimitedLog writes at most one line per interval to a logger: lines
+// that come sooner are left out and counted, and the count is added to the
+// next line written (or written by flush).
+type rateLimitedLog struct {
+	log     *logger
+	every   time.Duration
+	mu      sync.Mutex
+	next    time.Time // no line before then
+	dropped int       // lines left out since the last one written
+}
+
+// printf writes a line, unless one was written less than every ago.
+func (l *rateLimitedLog) printf(format string, a ...any) {
+	l.mu.Lock()
+	now := time.Now()
+	if now.Before(l.next) {
+		l.dropped++
+		l.mu.Unlock()
+		return
+	}
+	l.next = now.Add(l.every)
+	dropped := l.dropped
+	l.dropped = 0
+	l.mu.Unlock()
+	msg := fmt.Sprintf(format, a...)
+	if dropped > 0 {
+		msg += fmt.Sprintf(" (and %d more failed requests not logged)", dropped)
+	}
+	l.log.printf("%s", msg)
+}
+
+// Write logs p as one line under the rate limit (for log.Logger).
+func (l *rateLimitedLog) Write(p []byte) (int, error) {
+	l.printf("%s", strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// flush writes the count of lines left out, if any.
+func (l *rateLimitedLog) flush() {
+	l.mu.Lock()
+	dropped := l.dropped
+	l.dropped = 0
+	l.mu.Unlock()
+	if dropped > 0 {
+		l.log.printf("%d more failed requests not logged", dropped)
+	}
 }
 
 // leaderURL turns a leader's name into the URL requests are forwarded to:

@@ -37,10 +37,7 @@ type nameServer struct {
 
 func newNameServer(t *testing.T) *nameServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
+	ln := listenLocal(t)
 	s := &nameServer{addr: ln.Addr().String(), release: make(chan struct{})}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
@@ -350,24 +347,200 @@ func TestProxy(t *testing.T) {
 	}
 }
 
-// TestProxyBadGateway checks the 502 when the leader does not answer.
-func TestProxyBadGateway(t *testing.T) {
-	storeURL, storeName := memoryURL(t)
+// listenLocal listens on a free port of 127.0.0.1.
+func listenLocal(t *testing.T) net.Listener {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	dead := ln.Addr().String()
-	_ = ln.Close()
-	_, base := startTestProxy(t, storeURL, "k")
-	startCandidate(t, storeName, "k", dead, time.Second)
+	return ln
+}
+
+// deadAddr returns an address where nothing listens (a port just freed).
+func deadAddr(t *testing.T) string {
+	ln := listenLocal(t)
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestProxyRefusedHoldsThen503 checks that a request the leader refuses
+// is held for --hold and then answered 503 with Retry-After (never 502),
+// and that the failures are logged at most one line a second.
+func TestProxyRefusedHoldsThen503(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	dead := deadAddr(t)
+	p, base := startTestProxy(t, storeURL, "k", "--hold", "300ms")
+	startCandidate(t, storeName, "k", dead, time.Minute)
 	client := testClient()
 	if !waitFor(10*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
 		t.Fatal("no leader")
 	}
+	for i := range 10 {
+		began := time.Now()
+		code, body, h := get(t, client, base+"/")
+		took := time.Since(began)
+		if code != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || !strings.Contains(body, "refused the connection for 300ms") {
+			t.Fatalf("request %d to a dead leader: %d %q (Retry-After %q), want 503 with Retry-After: 1", i, code, body, h.Get("Retry-After"))
+		}
+		if took < 300*time.Millisecond {
+			t.Errorf("request %d answered after %v, before the hold ran out", i, took)
+		}
+	}
+	// A body of unknown length cannot be sent again: 503 at once.
+	req, _ := http.NewRequest(http.MethodPost, base+"/", io.MultiReader(strings.NewReader("chunked")))
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusServiceUnavailable || !strings.Contains(string(body), "not held") {
+		t.Errorf("chunked POST to a dead leader: %d %q", resp.StatusCode, body)
+	}
+	if code := p.stop(t); code != exitOK {
+		t.Errorf("proxy exit %d", code)
+	}
+	// 11 failures in about 3s: at most 4 lines, each within its second, and
+	// the rest counted.
+	lines := linesWith(p.stderr.String(), "refused the connection")
+	if len(lines) == 0 || len(lines) > 5 {
+		t.Errorf("%d lines logged for 11 failures, want at most one a second:\n%s", len(lines), p.stderr.String())
+	}
+	if !strings.Contains(p.stderr.String(), "more failed requests not logged") {
+		t.Errorf("the log does not count the failures it left out:\n%s", p.stderr.String())
+	}
+	if strings.Contains(p.stderr.String(), "502") {
+		t.Errorf("a 502 was logged:\n%s", p.stderr.String())
+	}
+}
+
+// TestProxyHoldsUntilListening checks that a request held for a leader
+// that does not listen yet is answered once it does (the handoff case:
+// the leader is named before its server listens), and that a held request
+// follows a change of leader address.
+func TestProxyHoldsUntilListening(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	addr := deadAddr(t)
+	p, base := startTestProxy(t, storeURL, "k")
+	c := startCandidate(t, storeName, "k", "svc", time.Minute, leadership.WithValue(addr))
+	client := testClient()
+	if !waitFor(10*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
+		t.Fatal("no leader")
+	}
+	type answer struct {
+		code int
+		body string
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		resp, err := client.Post(base+"/", "text/plain", strings.NewReader("small body"))
+		if err != nil {
+			answers <- answer{-1, err.Error()}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answers <- answer{resp.StatusCode, string(b)}
+	}()
+	time.Sleep(300 * time.Millisecond) // the request is held meanwhile
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Skipf("cannot listen on %s again: %v", addr, err)
+	}
+	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		_, _ = fmt.Fprintf(w, "late %s", b)
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	if a := <-answers; a.code != 200 || a.body != "late small body" {
+		t.Errorf("held request: %d %q, want 200 from the server that started listening, with the body", a.code, a.body)
+	}
+
+	// Held for a dead address, then the leader publishes a live one.
+	dead := deadAddr(t)
+	if err := c.c.Proclaim(t.Context(), dead); err != nil {
+		t.Fatal(err)
+	}
+	if !waitFor(10*time.Second, func() bool { return strings.Contains(p.stderr.String(), "at "+dead) }) {
+		t.Fatalf("the proxy never saw the new address:\n%s", p.stderr.String())
+	}
+	live := newNameServer(t)
+	go func() {
+		time.Sleep(300 * time.Millisecond)
+		_ = c.c.Proclaim(context.Background(), live.addr)
+	}()
+	if code, body, _ := get(t, client, base+"/"); code != 200 || body != live.addr {
+		t.Errorf("held request across a new address: %d %q, want 200 from %s", code, body, live.addr)
+	}
+}
+
+// TestProxyBadGateway checks the 502 when the leader accepts the
+// connection but hangs up without an answer: after --hold for a GET, at
+// once for a POST.
+func TestProxyBadGateway(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	ln := listenLocal(t)
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			_ = conn.Close() // hang up without an answer
+		}
+	}()
+	_, base := startTestProxy(t, storeURL, "k", "--hold", "200ms")
+	startCandidate(t, storeName, "k", ln.Addr().String(), time.Second)
+	client := testClient()
+	if !waitFor(10*time.Second, func() bool { c, _ := health(t, client, base); return c == 200 }) {
+		t.Fatal("no leader")
+	}
+	// A GET is tried again until --hold runs out, then 502.
+	began := time.Now()
 	code, body, _ := get(t, client, base+"/")
 	if code != http.StatusBadGateway || !strings.Contains(body, "did not answer") {
-		t.Errorf("dead leader: %d %q", code, body)
+		t.Errorf("leader hanging up: %d %q", code, body)
+	}
+	if took := time.Since(began); took < 200*time.Millisecond {
+		t.Errorf("GET answered 502 after %v, before the hold ran out", took)
+	}
+	// A POST may have reached the leader: not sent again, 502 at once.
+	began = time.Now()
+	resp, err := client.Post(base+"/", "text/plain", strings.NewReader("once"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode != http.StatusBadGateway {
+		t.Errorf("POST to a leader hanging up: %d", resp.StatusCode)
+	}
+	if took := time.Since(began); took > 150*time.Millisecond {
+		t.Errorf("POST answered after %v: was it held?", took)
+	}
+}
+
+// TestRateLimitedLog checks the failure log's rate limit on its own.
+func TestRateLimitedLog(t *testing.T) {
+	var out syncBuffer
+	l := &rateLimitedLog{log: &logger{w: &out}, every: time.Hour}
+	for i := range 5 {
+		l.printf("failure %d", i)
+	}
+	if lines := out.lines(); len(lines) != 1 || !strings.HasSuffix(lines[0], "failure 0") {
+		t.Fatalf("lines %q", lines)
+	}
+	l.mu.Lock()
+	l.next = time.Time{} // the hour has passed
+	l.mu.Unlock()
+	l.printf("failure 5")
+	l.printf("failure 6")
+	l.flush()
+	lines := out.lines()
+	if len(lines) != 3 || !strings.HasSuffix(lines[1], "failure 5 (and 4 more failed requests not logged)") || !strings.HasSuffix(lines[2], "1 more failed requests not logged") {
+		t.Errorf("lines %q", lines)
 	}
 }
 
@@ -401,7 +574,8 @@ func TestProxyRoutesByValue(t *testing.T) {
 func TestProxyEnded(t *testing.T) {
 	storeURL, _ := memoryURL(t)
 	p, _ := startTestProxy(t, storeURL, "k")
-	if code, out, errOut := runCLI(t, "end", "--store", storeURL, "--key", "k"); code != exitOK {
+	// Nothing was ever written at the key: end needs --force.
+	if code, out, errOut := runCLI(t, "end", "--store", storeURL, "--key", "k", "--force"); code != exitOK {
 		t.Fatalf("end: %d %q %q", code, out, errOut)
 	}
 	if code := p.wait(t, 10*time.Second); code != exitEnded {

@@ -23,12 +23,21 @@ const (
 	// margin: the time SIGKILL and the kernel need to end the child, and
 	// the drift between this machine's clock rate and the others'.
 	runMaxSlack = 500 * time.Millisecond
+
+	// The backoff of --restart: the first campaign after COMMAND exited by
+	// itself starts restartMinDelay after the exit, and each consecutive
+	// one waits twice as long as the last, up to restartMaxDelay. A COMMAND
+	// that ran for restartResetAfter or longer starts the sequence again.
+	restartMinDelay   = 500 * time.Millisecond
+	restartMaxDelay   = 30 * time.Second
+	restartResetAfter = time.Minute
 )
 
 const runAbout = `
-Campaigns for the election at --key as --name and runs COMMAND while it
-leads, like 'consul lock' or 'etcdctl elect': at most one COMMAND runs at any
-instant across every 'leadership run' of the key.
+Campaigns for the election at --key as --name (by default the host name)
+and runs COMMAND while it leads, like 'consul lock' or 'etcdctl elect': at
+most one COMMAND runs at any instant across every 'leadership run' of the
+key.
 
 When elected, run starts COMMAND with stdin, stdout and stderr passed
 through and these variables added to its environment:
@@ -50,8 +59,15 @@ The margin must be under TTL/2: with a long --grace, raise --ttl.
 The lease is renewed every (TTL - margin)/3.
 
 When COMMAND exits by itself while leading, run releases leadership at
-once and exits with COMMAND's exit status (128+N if a signal N ended it);
-with --restart it releases leadership and campaigns again instead.
+once and exits with COMMAND's exit status (128+N if a signal N ended it).
+With --restart it releases leadership and campaigns again instead, after a
+backoff: 500ms after the first exit, doubling at each consecutive exit up
+to 30s; a COMMAND that ran for a minute or more resets it to 500ms. Other
+candidates can take over meanwhile.
+
+With --try D, run gives up if it is not elected within D of its start
+(like 'consul lock -try'): it stops campaigning, leaving the election as it
+was, and exits with 6. Once elected, --try no longer applies.
 On SIGINT or SIGTERM, run stops COMMAND (SIGTERM, SIGKILL after --grace),
 releases leadership at once (the next candidate takes over without waiting
 for the TTL) and exits 0. A second signal kills run at once.
@@ -62,7 +78,8 @@ it ends, whatever is left in its group is killed. If run itself is killed
 COMMAND started are not covered by that: use exec in wrapper scripts.
 Elections, losses and COMMAND's start and stop are logged on stderr.` + storeAbout
 
-const runExits = endedExit + `  127  COMMAND could not be found or started
+const runExits = endedExit + `  6  --try: not elected within the time given
+  127  COMMAND could not be found or started
   otherwise, when COMMAND exits by itself while leading: COMMAND's exit
   status (128+N if signal N ended it)
 `
@@ -76,7 +93,8 @@ type runConfig struct {
 	startup time.Duration // --startup-wait
 	value   string        // --value
 	restart bool
-	argv    []string // COMMAND ARGS...
+	try     time.Duration // --try: give up when not elected within it; 0: never
+	argv    []string      // COMMAND ARGS...
 }
 
 // optionalDuration is a duration flag that knows whether it was set, so
@@ -109,21 +127,25 @@ func (o *optionalDuration) Set(s string) error {
 func runCommand() *command {
 	return &command{
 		name:    "run",
-		args:    "--store URL --key KEY --name NAME [--ttl 15s] [--grace D] [--restart] -- COMMAND [ARGS...]",
+		args:    "--store URL --key KEY [--name NAME] [--ttl 15s] [--grace D] [--try D] [--restart] -- COMMAND [ARGS...]",
 		summary: "run COMMAND while this process leads (like consul lock)",
 		about:   runAbout,
 		exits:   runExits,
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
 			var cfg runConfig
 			cfg.add(fs)
-			fs.StringVar(&cfg.name, "name", "", "this candidate's `NAME`, required; what followers and the proxy see (an address such as 10.0.0.5:8080 for leadership proxy)")
+			fs.StringVar(&cfg.name, "name", "", "this candidate's `NAME` (default: the host name); what followers and the proxy see (an address such as 10.0.0.5:8080 for leadership proxy)")
 			fs.DurationVar(&cfg.ttl, "ttl", runDefaultTTL, "lease `DURATION`: another candidate takes over at most this long after this one vanished")
 			fs.Var(&cfg.grace, "grace", "wait this `DURATION` between SIGTERM and SIGKILL when stopping COMMAND (default min(TTL/4, 5s))")
 			fs.DurationVar(&cfg.startup, "startup-wait", 0, "lead no sooner than this `DURATION` after the first read of the election, so that a store that lost its data cannot give two leaders; set it to the largest --ttl of the election (default 0: no wait)")
 			fs.StringVar(&cfg.value, "value", "", "publish `VALUE` beside the name while leading (an address such as 10.0.0.5:8080: followers see it, and leadership proxy routes to it instead of the name)")
-			fs.BoolVar(&cfg.restart, "restart", false, "when COMMAND exits by itself while leading, release leadership and campaign again instead of exiting")
+			fs.BoolVar(&cfg.restart, "restart", false, "when COMMAND exits by itself while leading, release leadership and campaign again instead of exiting, after a backoff (500ms doubling to 30s; reset when COMMAND ran for a minute)")
+			fs.DurationVar(&cfg.try, "try", 0, "give up when not elected within `DURATION` of the start, exiting with 6 (like consul lock -try; default 0: campaign for ever)")
 			return func(ctx context.Context, args []string, s streams) error {
 				cfg.argv = args
+				if cfg.name == "" {
+					cfg.name, _ = os.Hostname()
+				}
 				if err := cfg.validate(); err != nil {
 					return err
 				}
@@ -155,9 +177,11 @@ func (c *runConfig) validate() error {
 	}
 	switch {
 	case strings.TrimSpace(c.name) == "":
-		return usageErrorf("--name is required (or set LEADERSHIP_NAME): the name followers see, as in --name 10.0.0.5:8080")
+		return usageErrorf("--name is required: the host name is unknown (set --name or LEADERSHIP_NAME: the name followers see, as in --name 10.0.0.5:8080)")
 	case c.ttl < leadership.MinTTL || c.ttl > leadership.MaxTTL:
 		return usageErrorf("--ttl %v: must be between %v and %v", c.ttl, leadership.MinTTL, leadership.MaxTTL)
+	case c.try < 0:
+		return usageErrorf("--try %v: must not be negative", c.try)
 	case c.startup < 0:
 		return usageErrorf("--startup-wait %v: must not be negative", c.startup)
 	case len(c.argv) == 0:
@@ -170,7 +194,7 @@ func (c *runConfig) validate() error {
 }
 
 // runRun campaigns and runs the child while leading, until ctx ends, the
-// child exits by itself, or the election is ended.
+// child exits by itself, the election is ended, or --try runs out.
 func runRun(ctx context.Context, cfg runConfig, s streams) error {
 	lg := &logger{w: s.stderr, prefix: "leadership run: " + cfg.name + ": "}
 	if childSysProcAttr() == nil {
@@ -190,17 +214,49 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 	defer kv.Close()
 
 	margin := cfg.margin()
-	cand := leadership.NewCandidate(kv, cfg.key, cfg.name, cfg.ttl,
-		leadership.WithSafetyMargin(margin),
-		leadership.WithRenewInterval((cfg.ttl-margin)/3),
-		leadership.WithStartupWait(cfg.startup),
-		leadership.WithValue(cfg.value))
-	elected, errs, err := cand.RunForElection()
-	if err != nil {
-		return startError(err)
+	// cand is the current candidacy, nil while --restart backs off; elected
+	// and errs are its channels.
+	var (
+		cand    *leadership.Candidate
+		elected <-chan bool
+		errs    <-chan error
+	)
+	campaign := func() error {
+		c := leadership.NewCandidate(kv, cfg.key, cfg.name, cfg.ttl,
+			leadership.WithSafetyMargin(margin),
+			leadership.WithRenewInterval((cfg.ttl-margin)/3),
+			leadership.WithStartupWait(cfg.startup),
+			leadership.WithValue(cfg.value))
+		el, er, err := c.RunForElection()
+		if err != nil {
+			return startError(err)
+		}
+		cand, elected, errs = c, el, er
+		return nil
 	}
-	defer cand.Stop()
+	// withdraw stops the candidacy, releasing leadership if it leads.
+	withdraw := func() {
+		if cand != nil {
+			cand.Stop()
+			cand, elected, errs = nil, nil, nil
+		}
+	}
+	if err := campaign(); err != nil {
+		return err
+	}
+	defer withdraw()
 	lg.printf("campaigning for key %q on %s (TTL %v, grace %v, margin %v)", cfg.key, cfg.redacted(), cfg.ttl, cfg.graceD(), margin)
+
+	// tryC fires when --try runs out; nil once elected.
+	var tryC <-chan time.Time
+	if cfg.try > 0 {
+		t := time.NewTimer(cfg.try)
+		defer t.Stop()
+		tryC = t.C
+	}
+	// backoffC fires when --restart has backed off long enough.
+	var backoffC <-chan time.Time
+	var backoff restartBackoff
 
 	r := &runner{cfg: cfg, path: path, s: s, log: lg}
 	if _, ok := s.stderr.(*os.File); !ok {
@@ -212,7 +268,7 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 	// startIfLeading starts the child if there is none and this candidate
 	// leads a term that is not over.
 	startIfLeading := func() error {
-		if child != nil {
+		if child != nil || cand == nil {
 			return nil
 		}
 		term, ok := cand.CurrentTerm()
@@ -245,9 +301,24 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 		select {
 		case <-ctx.Done():
 			stopChild("run was asked to stop")
-			cand.Stop()
+			withdraw()
 			lg.printf("released leadership; exiting")
 			return nil
+
+		case <-tryC:
+			if _, ok := cand.CurrentTerm(); ok || cand == nil {
+				tryC = nil // elected just now: the news is on its way
+				continue
+			}
+			withdraw()
+			return &exitError{code: exitNotElected, err: fmt.Errorf("not elected within --try %v: gave up campaigning", cfg.try)}
+
+		case <-backoffC:
+			backoffC = nil
+			if err := campaign(); err != nil {
+				return err
+			}
+			lg.printf("campaigning again (--restart)")
 
 		case v, ok := <-elected:
 			if !ok {
@@ -259,12 +330,13 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 				return errors.New("the candidate stopped")
 			}
 			if v {
+				tryC = nil
 				if term, ok := cand.CurrentTerm(); ok {
 					leading = term.Token
 					lg.printf("elected, token %d", term.Token)
 				}
 				if err := startIfLeading(); err != nil {
-					cand.Stop()
+					withdraw()
 					return err
 				}
 			} else if leading != 0 {
@@ -282,17 +354,20 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 			if c.stopped() || c.term.Context().Err() != nil {
 				// Stopped because its term ended: lead again to run it again.
 				if err := startIfLeading(); err != nil {
-					cand.Stop()
+					withdraw()
 					return err
 				}
 				continue
 			}
 			if cfg.restart {
-				lg.printf("COMMAND exited by itself while leading: releasing leadership, campaigning again (--restart)")
-				cand.Resign()
+				withdraw()
+				leading = 0
+				d := backoff.delay(time.Since(c.started))
+				lg.printf("COMMAND exited by itself while leading: released leadership; campaigning again (--restart) in %v", d)
+				backoffC = time.After(d)
 				continue
 			}
-			cand.Stop()
+			withdraw()
 			code := c.exitCode()
 			lg.printf("COMMAND exited by itself while leading: released leadership; exiting with status %d", code)
 			if code == 0 {
@@ -301,4 +376,20 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 			return &exitError{code: code}
 		}
 	}
+}
+
+// restartBackoff is the backoff of --restart: restartMinDelay, doubled at
+// each consecutive quick exit up to restartMaxDelay, back to
+// restartMinDelay after a COMMAND that ran for restartResetAfter.
+type restartBackoff struct{ next time.Duration }
+
+// delay returns how long to wait before campaigning again after a
+// COMMAND that ran for ran.
+func (b *restartBackoff) delay(ran time.Duration) time.Duration {
+	if b.next == 0 || ran >= restartResetAfter {
+		b.next = restartMinDelay
+	}
+	d := b.next
+	b.next = min(2*b.next, restartMaxDelay)
+	return d
 }

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,15 +180,20 @@ func TestRunRestart(t *testing.T) {
 	storeURL, _ := memoryURL(t)
 	records, argv := recordingChild(t)
 	t.Setenv(childExitEnv, "0")
-	p := startInProcess(t.Context(), t, append([]string{"run", "--store", storeURL, "--key", "k", "--name", "node-1", "--ttl", "400ms", "--restart", "--"}, argv...)...)
-	waitRecord(t, records, 0, 10*time.Second, func(r record) bool { return r.what == "start" && r.token >= 3 })
+	// A TTL well above the child's life, so that the terms end by the
+	// child's exits, not by renewals starved on a loaded machine.
+	p := startInProcess(t.Context(), t, append([]string{"run", "--store", storeURL, "--key", "k", "--name", "node-1", "--ttl", "2s", "--restart", "--"}, argv...)...)
+	waitRecord(t, records, 0, 30*time.Second, func(r record) bool { return r.what == "start" && r.token >= 3 })
+	// Backing off: 500ms after the first quick exit, 1s after the second.
+	for _, want := range []string{"campaigning again (--restart) in 500ms", "campaigning again (--restart) in 1s"} {
+		if !waitFor(10*time.Second, func() bool { return strings.Contains(p.stderr.String(), want) }) {
+			t.Errorf("log lacks %q:\n%s", want, p.stderr.String())
+		}
+	}
 	if code := p.stop(t); code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
 	}
 	checkNoOverlap(t, records, nil)
-	if !strings.Contains(p.stderr.String(), "campaigning again (--restart)") {
-		t.Errorf("log:\n%s", p.stderr.String())
-	}
 }
 
 // TestRunElectionEnded checks that ending the election stops the child and
@@ -206,5 +212,77 @@ func TestRunElectionEnded(t *testing.T) {
 	waitRecord(t, records, 0, time.Second, func(r record) bool { return r.what == "stop" && r.pid == start.pid })
 	if !strings.Contains(p.stderr.String(), `leadership: run: the election at key "k" was ended`) {
 		t.Errorf("stderr:\n%s", p.stderr.String())
+	}
+}
+
+// TestRestartBackoff checks the numbers of --restart's backoff: 500ms,
+// doubling up to 30s, back to 500ms after a COMMAND that ran for a minute.
+func TestRestartBackoff(t *testing.T) {
+	var b restartBackoff
+	var got []time.Duration
+	for range 9 {
+		got = append(got, b.delay(time.Second))
+	}
+	want := []time.Duration{500 * time.Millisecond, time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second,
+		16 * time.Second, 30 * time.Second, 30 * time.Second, 30 * time.Second}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("delays %v, want %v", got, want)
+	}
+	if d := b.delay(time.Minute); d != 500*time.Millisecond {
+		t.Errorf("after a COMMAND that ran a minute: %v, want 500ms", d)
+	}
+	if d := b.delay(59 * time.Second); d != time.Second {
+		t.Errorf("next: %v, want 1s", d)
+	}
+}
+
+// TestRunNameDefaultsToHostname checks that run without --name campaigns
+// as the host name.
+func TestRunNameDefaultsToHostname(t *testing.T) {
+	host, err := os.Hostname()
+	if err != nil || host == "" {
+		t.Skipf("no host name: %v", err)
+	}
+	t.Setenv("LEADERSHIP_NAME", "")
+	storeURL, _ := memoryURL(t)
+	p := startInProcess(t.Context(), t, "run", "--store", storeURL, "--key", "k", "--ttl", "1m", "--", "/bin/sh", "-c", `echo "$LEADERSHIP_LEADER"`)
+	if code := p.wait(t, 10*time.Second); code != exitOK {
+		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
+	}
+	if got := strings.TrimSpace(p.stdout.String()); got != host {
+		t.Errorf("LEADERSHIP_LEADER %q, want the host name %q", got, host)
+	}
+}
+
+// TestRunTry checks that run --try gives up with 6 when another candidate
+// leads for longer, without starting COMMAND or disturbing the leader, and
+// runs COMMAND as usual when elected in time.
+func TestRunTry(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	holder := startCandidate(t, storeName, "k", "holder", time.Minute)
+	leaderOf(t, []*testCandidate{holder})
+	began := time.Now()
+	code, out, errOut := runCLI(t, "run", "--store", storeURL, "--key", "k", "--name", "late", "--try", "300ms", "--", "/bin/sh", "-c", "echo started")
+	took := time.Since(began)
+	if code != exitNotElected {
+		t.Fatalf("exit %d, want %d; stderr:\n%s", code, exitNotElected, errOut)
+	}
+	if out != "" {
+		t.Errorf("COMMAND ran: %q", out)
+	}
+	if took < 300*time.Millisecond || took > 5*time.Second {
+		t.Errorf("gave up after %v, want about 300ms", took)
+	}
+	if !strings.Contains(errOut, "leadership: run: not elected within --try 300ms") {
+		t.Errorf("stderr lacks the reason:\n%s", errOut)
+	}
+	if !holder.c.IsLeader() {
+		t.Error("the holder lost leadership")
+	}
+
+	// Elected in time: --try no longer applies.
+	code, out, errOut = runCLI(t, "run", "--store", storeURL, "--key", "free", "--name", "n", "--try", "10s", "--", "/bin/sh", "-c", "sleep 0.2; echo ran; exit 3")
+	if code != 3 || out != "ran\n" {
+		t.Errorf("elected in time: exit %d, stdout %q; stderr:\n%s", code, out, errOut)
 	}
 }

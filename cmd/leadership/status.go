@@ -205,13 +205,11 @@ type statusJSON struct {
 // confirmed leader, 3 for none, 4 for an ended election, 5 for a holder not
 // seen renewing.
 func runStatus(ctx context.Context, ef electionFlags, asJSON bool, s streams) error {
-	kv, err := ef.open(ctx)
-	if err != nil {
+	kv, key, st, err := ef.readOnce(ctx)
+	if kv == nil {
 		return err
 	}
 	defer kv.Close()
-	key := strings.Trim(ef.key, "/") // as the library names the key
-	st, err := readElection(ctx, kv, key, statusReadTimeout)
 	if err != nil {
 		return statusReadError(err)
 	}
@@ -249,6 +247,19 @@ func runStatus(ctx context.Context, ef electionFlags, asJSON bool, s streams) er
 		return &exitError{code: exitNoLeader}
 	}
 	return nil
+}
+
+// readOnce opens the store and reads the election at --key once (see
+// readElection), under the key as the library names it. kv is nil when
+// the store could not be opened (err says why); otherwise the caller
+// closes it, whether the read failed or not.
+func (e *electionFlags) readOnce(ctx context.Context) (kv store.Store, key string, st electionState, err error) {
+	if kv, err = e.open(ctx); err != nil {
+		return nil, "", electionState{}, err
+	}
+	key = strings.Trim(e.key, "/")
+	st, err = readElection(ctx, kv, key, statusReadTimeout)
+	return kv, key, st, err
 }
 
 // statusReadError is the command's error for a first read that failed: a

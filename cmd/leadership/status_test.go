@@ -189,11 +189,7 @@ func TestStatusEnded(t *testing.T) {
 // TestStatusForeignValue checks that a value status cannot read is a
 // runtime error, not "no leader".
 func TestStatusForeignValue(t *testing.T) {
-	storeURL, storeName := memoryURL(t)
-	h := openHandle(t, storeName)
-	if err := h.Put(t.Context(), "k", []byte("some other program's value"), nil); err != nil {
-		t.Fatal(err)
-	}
+	storeURL, _ := foreignKey(t, "some other program's value")
 	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "k")
 	if code != exitFailure || out != "" || !strings.Contains(errOut, "not an election record") {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)

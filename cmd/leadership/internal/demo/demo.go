@@ -66,7 +66,7 @@ func Run(ctx context.Context, cfg Config, out io.Writer) error {
 		limit:  10*cfg.TTL + 10*time.Second,
 		store:  fmt.Sprintf("leadership-demo-%d-%d", os.Getpid(), storeSeq.Add(1)),
 		labels: make(map[string]string),
-		client: &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
+		client: &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}},
 		quit:   make(chan struct{}),
 	}
 	ctx, cancel := context.WithDeadline(ctx, d.rec.start.Add(d.limit))

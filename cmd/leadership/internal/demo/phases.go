@@ -14,7 +14,7 @@ type times struct {
 	stepDown, takeover       time.Duration // vanish -> dead leader's term ended, vanish -> successor elected
 	takeoverFollower         time.Duration // vanish -> follower named the successor
 	takeoverProxy            time.Duration // vanish -> the successor answered through the proxy
-	vanishAnswers            string        // what requests got during the vanish, such as "502 x3, 503 x2"
+	vanishAnswers            string        // what requests got during the vanish, such as "503 x2, node-2 x1"
 	stop                     time.Duration // time to stop everything
 }
 
