@@ -22,7 +22,10 @@ import (
 //   - Missing: with the guard key deleted, or a nil guard, the write is
 //     refused and nothing is written.
 //
-// The tree at dir is deleted at the end.
+// The guard key's values are JSON objects with a "LastIndex" member unique
+// to each write, as the election engine's records are (kvtools' Redis
+// compare-and-swap compares that member). The tree at dir is deleted at
+// the end.
 func Fenced(t *testing.T, s store.Store, dir string) {
 	t.Helper()
 	p, ok := s.(fenced.Putter)
@@ -54,6 +57,7 @@ func Fenced(t *testing.T, s store.Store, dir string) {
 			t.Fatalf("FencedPut = %v, want fenced.ErrGuardChanged", err)
 		}
 	}
+	const term1, term2 = `{"LastIndex":1,"Term":1}`, `{"LastIndex":2,"Term":2}`
 	record := func(t *testing.T, key, value string, prev *store.KVPair) *store.KVPair {
 		t.Helper()
 		ok, pair, err := s.AtomicPut(ctx(t), key, []byte(value), prev, nil)
@@ -64,7 +68,7 @@ func Fenced(t *testing.T, s store.Store, dir string) {
 	}
 	t.Run("Lands", func(t *testing.T) {
 		g, data, deep := dir+"/lands/guard", dir+"/lands/data", dir+"/lands/a/b/data"
-		pair := record(t, g, "term-1", nil)
+		pair := record(t, g, term1, nil)
 		if err := p.FencedPut(ctx(t), data, []byte("one"), g, pair); err != nil {
 			t.Fatalf("FencedPut with the pair AtomicPut returned: %v", err)
 		}
@@ -81,15 +85,15 @@ func Fenced(t *testing.T, s store.Store, dir string) {
 			t.Fatalf("FencedPut to a key whose parents do not exist: %v", err)
 		}
 		holds(t, deep, "deep")
-		holds(t, g, "term-1")
+		holds(t, g, term1)
 	})
 	t.Run("Stale", func(t *testing.T) {
 		g, data, fresh := dir+"/stale/guard", dir+"/stale/data", dir+"/stale/fresh"
-		old := record(t, g, "term-1", nil)
+		old := record(t, g, term1, nil)
 		if err := p.FencedPut(ctx(t), data, []byte("live"), g, old); err != nil {
 			t.Fatal(err)
 		}
-		cur := record(t, g, "term-2", old)
+		cur := record(t, g, term2, old)
 		refused(t, p.FencedPut(ctx(t), data, []byte("stale"), g, old))
 		refused(t, p.FencedPut(ctx(t), fresh, []byte("stale"), g, old))
 		holds(t, data, "live")
@@ -101,7 +105,7 @@ func Fenced(t *testing.T, s store.Store, dir string) {
 	})
 	t.Run("Missing", func(t *testing.T) {
 		g, data, fresh := dir+"/missing/guard", dir+"/missing/data", dir+"/missing/fresh"
-		pair := record(t, g, "term-1", nil)
+		pair := record(t, g, term1, nil)
 		if err := p.FencedPut(ctx(t), data, []byte("live"), g, pair); err != nil {
 			t.Fatal(err)
 		}
