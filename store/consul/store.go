@@ -474,19 +474,13 @@ func (s *kv) AtomicPut(ctx context.Context, key string, value []byte, previous *
 // error matches fenced.ErrGuardChanged. Other failures are mapped as
 // Put's.
 func (s *kv) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
-	k, err := normalize(key)
+	k, g, idx, err := adapter.FenceArgs("consul", key, guardKey, guard, normalize,
+		func(i uint64) (uint64, bool) { return i, i != 0 }) // 0 would mean "any"
 	if err != nil {
 		return err
-	}
-	g, err := normalize(guardKey)
-	if err != nil {
-		return err
-	}
-	if guard == nil || guard.LastIndex == 0 {
-		return adapter.GuardChanged("consul", key)
 	}
 	ok, resp, err := s.txn(ctx, api.TxnOps{
-		{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: g, Index: guard.LastIndex}},
+		{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: g, Index: idx}},
 		{KV: &api.KVTxnOp{Verb: api.KVSet, Key: k, Value: value, Flags: api.LockFlagValue}},
 	})
 	if err != nil {

@@ -7,12 +7,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/fenced"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/kv"
 )
-
-var _ fenced.Putter = (*Store)(nil)
 
 // FencedPut writes value at key, persistent (as Put without a TTL), if
 // guardKey is live with index guard.LastIndex, in one statement: an
@@ -21,26 +18,16 @@ var _ fenced.Putter = (*Store)(nil)
 // check and the write. Otherwise nothing is written and the error matches
 // fenced.ErrGuardChanged. Other failures are mapped as Put's.
 func (s *Store) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
-	k, c, done, err := s.beginKey(ctx, key)
+	k, g, prev, err := adapter.FenceArgs("postgres", key, guardKey, guard, keyName, index)
+	if err != nil {
+		return err
+	}
+
+	c, done, err := s.begin(ctx)
 	if err != nil {
 		return err
 	}
 	defer done()
-
-	g := kv.NormalizeKey(guardKey)
-	if g == "" {
-		return ErrEmptyKey
-	}
-
-	var prev int64
-	ok := guard != nil
-	if ok {
-		prev, ok = index(guard.LastIndex)
-	}
-
-	if !ok {
-		return adapter.GuardChanged("postgres", key)
-	}
 
 	var idx int64
 	err = s.queryRow(c, s.q.fencedPut, []any{k, nonNil(value), g, prev}, &idx)
@@ -53,4 +40,13 @@ func (s *Store) FencedPut(ctx context.Context, key string, value []byte, guardKe
 	}
 
 	return nil
+}
+
+// keyName is the row key of key, or ErrEmptyKey.
+func keyName(key string) (string, error) {
+	if k := kv.NormalizeKey(key); k != "" {
+		return k, nil
+	}
+
+	return "", ErrEmptyKey
 }

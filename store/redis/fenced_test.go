@@ -7,7 +7,6 @@ import (
 
 	kvredis "github.com/kvtools/redis"
 
-	"github.com/leadership-go/leadership/fenced"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
@@ -34,7 +33,5 @@ func TestJSONCodecNotFenced(t *testing.T) {
 	}
 	s := Wrap(kv, time.Second)
 	defer func() { _ = s.Close() }()
-	if _, ok := s.(fenced.Putter); ok {
-		t.Fatalf("Wrap returned a %T, which implements fenced.Putter", s)
-	}
+	storetest.NotFenced(t, s)
 }

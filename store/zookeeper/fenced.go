@@ -8,11 +8,8 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/fenced"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
-
-var _ fenced.Putter = (*kv)(nil)
 
 // fencedAttempts bounds how often FencedPut builds its multi again when
 // the key's node or one of its parents was created or deleted meanwhile.
@@ -33,21 +30,9 @@ const fencedAttempts = 4
 // its record in place; only EndElection and a store that lost its data
 // delete it).
 func (s *kv) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
-	p, err := path(key)
+	p, g, v, err := adapter.FenceArgs("zookeeper", key, guardKey, guard, path, version)
 	if err != nil {
 		return err
-	}
-	g, err := path(guardKey)
-	if err != nil {
-		return err
-	}
-	var v int32
-	ok := guard != nil
-	if ok {
-		v, ok = version(guard.LastIndex)
-	}
-	if !ok {
-		return adapter.GuardChanged("zookeeper", key)
 	}
 	for attempt := 1; ; attempt++ {
 		ops, err := s.fencedOps(p, value, g, v)

@@ -18,7 +18,8 @@ import (
 //     Get read it, the write lands, also over an existing value and at a
 //     key several levels deep whose parents do not exist yet.
 //   - Stale: after the guard key was written again, a write with the old
-//     pair is refused (fenced.ErrGuardChanged) and nothing is written.
+//     pair is refused (fenced.ErrGuardChanged) and nothing is written,
+//     not even the parents of a key several levels deep.
 //   - Missing: with the guard key deleted, or a nil guard, the write is
 //     refused and nothing is written.
 //
@@ -96,8 +97,10 @@ func Fenced(t *testing.T, s store.Store, dir string) {
 		cur := record(t, g, term2, old)
 		refused(t, p.FencedPut(ctx(t), data, []byte("stale"), g, old))
 		refused(t, p.FencedPut(ctx(t), fresh, []byte("stale"), g, old))
+		refused(t, p.FencedPut(ctx(t), dir+"/stale/a/b/data", []byte("stale"), g, old))
 		holds(t, data, "live")
 		absent(t, fresh)
+		absent(t, dir+"/stale/a") // not even a parent
 		if err := p.FencedPut(ctx(t), data, []byte("next"), g, cur); err != nil {
 			t.Fatalf("FencedPut with the current pair: %v", err)
 		}
@@ -119,4 +122,13 @@ func Fenced(t *testing.T, s store.Store, dir string) {
 		holds(t, data, "live")
 		absent(t, fresh)
 	})
+}
+
+// NotFenced fails t if s implements fenced.Putter: a store that cannot
+// check a write against another key atomically must not claim to.
+func NotFenced(t *testing.T, s store.Store) {
+	t.Helper()
+	if _, ok := s.(fenced.Putter); ok {
+		t.Fatalf("%T implements fenced.Putter", s)
+	}
 }
