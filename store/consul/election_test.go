@@ -51,3 +51,13 @@ func TestRawElections(t *testing.T) { raw(t).Elections(t) }
 
 // TestRawLimits (on demand): see electiontest.Raw.Limits.
 func TestRawLimits(t *testing.T) { raw(t).Limits(t, 50, 60, 70, 75, 80, 90, 100, 150, 300) }
+
+// Fenced writes on a store from Open: see storetest.Fenced.
+func TestFencedPut(t *testing.T) {
+	storetest.Fenced(t, openAgent(t), storetest.Dir(freshKey("fenced")))
+}
+
+// kvtools' store, given to Wrap, cannot write fenced.
+func TestWrappedNotFenced(t *testing.T) {
+	storetest.NotFenced(t, Wrap(kvtoolsStore(t, agent(t)), time.Second))
+}

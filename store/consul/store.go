@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/consul/api"
 	"github.com/kvtools/valkeyrie/store"
 
+	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/guard"
 	"github.com/leadership-go/leadership/store/internal/watch"
 )
@@ -42,7 +43,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		_ = s.Close()
 		return nil, unreachable("open", s.endpoints, err)
 	}
-	return guard.Wrap(s, st.requestTimeout), nil
+	return guard.WrapFenced(s, s, st.requestTimeout), nil
 }
 
 // kv implements store.Store on Consul's HTTP API.
@@ -464,6 +465,39 @@ func (s *kv) AtomicPut(ctx context.Context, key string, value []byte, previous *
 		return false, nil, fmt.Errorf("consul: atomic put: the write succeeded but its reply has no index")
 	}
 	return true, &store.KVPair{Key: k, Value: value, LastIndex: r.kv.ModifyIndex}, nil
+}
+
+// FencedPut writes value at key (without a session: no TTL) if guardKey's
+// ModifyIndex is still guard.LastIndex, as one Consul transaction: an
+// index check of guardKey and a set of key. When the check fails (guardKey
+// changed or no longer exists) Consul rolls the transaction back, and the
+// error matches fenced.ErrGuardChanged. Other failures are mapped as
+// Put's.
+func (s *kv) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
+	k, g, idx, err := adapter.FenceArgs("consul", key, guardKey, guard, normalize,
+		func(i uint64) (uint64, bool) { return i, i != 0 }) // 0 would mean "any"
+	if err != nil {
+		return err
+	}
+	ok, resp, err := s.txn(ctx, api.TxnOps{
+		{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: g, Index: idx}},
+		{KV: &api.KVTxnOp{Verb: api.KVSet, Key: k, Value: value, Flags: api.LockFlagValue}},
+	})
+	if err != nil {
+		return s.fail("fenced put", err)
+	}
+	if ok {
+		return nil
+	}
+	stale, missing, err := conflict(resp)
+	switch {
+	case err != nil:
+		return s.fail("fenced put", err)
+	case stale || missing:
+		return adapter.GuardChanged("consul", key)
+	default:
+		return fmt.Errorf("consul: fenced put: transaction failed: %v", resp.Errors)
+	}
 }
 
 // AtomicDelete deletes key if its ModifyIndex is still previous.LastIndex

@@ -20,13 +20,13 @@ import (
 // kvOf returns the kvtools store inside a store returned by Open or Wrap.
 func kvOf(t *testing.T, s store.Store) *etcdv3.Store {
 	t.Helper()
-	g, ok := s.(*guard.Store)
-	if !ok {
+	inner := guard.Unwrap(s)
+	if inner == nil {
 		t.Fatalf("store is a %T", s)
 	}
-	kv, ok := g.Unwrap().(*fixed).Store.(*etcdv3.Store)
+	kv, ok := inner.(*fixed).Store.(*etcdv3.Store)
 	if !ok {
-		t.Fatalf("inner store is a %T", g.Unwrap().(*fixed).Store)
+		t.Fatalf("inner store is a %T", inner.(*fixed).Store)
 	}
 	return kv
 }

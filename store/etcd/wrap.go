@@ -3,13 +3,16 @@ package etcd
 import (
 	"context"
 	"errors"
+	"strings"
 	"time"
 
+	"github.com/kvtools/etcdv3"
 	"github.com/kvtools/valkeyrie/store"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/leadership-go/leadership/fenced"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/guard"
 )
@@ -29,22 +32,59 @@ import (
 //     Unavailable or DeadlineExceeded, such as "no leader", and deadline
 //     errors) also match store.ErrNotReachable. The store's own sentinel
 //     errors are returned unchanged.
+//   - when s is a kvtools *etcdv3.Store (whose etcd client can be
+//     reached), the result implements fenced.Putter: FencedPut is one
+//     etcd transaction (see fixed.FencedPut).
 //
 // requestTimeout 0 means no default bound (calls without a deadline may
 // block). Close closes s and waits, at most requestTimeout, for abandoned
 // calls to finish.
 func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
-	return guard.Wrap(newFixed(s), requestTimeout)
+	f := newFixed(s)
+	var p fenced.Putter
+	if f.client != nil {
+		p = f
+	}
+	return guard.WrapFenced(f, p, requestTimeout)
 }
 
-// fixed is the layer under the guard: watches with require-leader and
-// error classification.
+// fixed is the layer under the guard: watches with require-leader, error
+// classification and fenced writes.
 type fixed struct {
 	adapter.Classified
+	client *clientv3.Client // the kvtools store's, nil if out of reach
 }
 
 func newFixed(s store.Store) *fixed {
-	return &fixed{adapter.Classified{Store: s, Unreachable: unreachableErr}}
+	f := &fixed{Classified: adapter.Classified{Store: s, Unreachable: unreachableErr}}
+	if kv, ok := s.(*etcdv3.Store); ok {
+		f.client = clientOf(kv)
+	}
+	return f
+}
+
+// FencedPut writes value at key, without a lease, in one etcd transaction
+// that compares guardKey's ModRevision (kvtools' LastIndex) with guard's
+// and checks that guardKey exists: the write happens only if both hold,
+// otherwise the error matches fenced.ErrGuardChanged. Keys are named as
+// kvtools names them (without a leading "/"). f.client must be set.
+func (f *fixed) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
+	if guard == nil {
+		return adapter.GuardChanged(Scheme, key)
+	}
+	g := strings.TrimPrefix(guardKey, "/")
+	resp, err := f.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.CreateRevision(g), ">", 0),
+			clientv3.Compare(clientv3.ModRevision(g), "=", int64(guard.LastIndex))).
+		Then(clientv3.OpPut(strings.TrimPrefix(key, "/"), string(value))).
+		Commit()
+	if err != nil {
+		return classify(err)
+	}
+	if !resp.Succeeded {
+		return adapter.GuardChanged(Scheme, key)
+	}
+	return nil
 }
 
 func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {

@@ -9,6 +9,7 @@ type queries struct {
 	get, readMany, exists          string
 	put, create, cas               string
 	createMany, casMany            string
+	fencedPut                      string
 	del, atomicDel                 string
 	list, listAll                  string
 	delTree, delAll                string
@@ -24,11 +25,14 @@ func newQueries(n names) queries {
 	tbl, seq := n.table, n.seq
 	next := fmt.Sprintf("nextval('%s')", seq)
 
+	// overwrite is the conflict clause of the inserts that replace a row.
+	overwrite := fmt.Sprintf(`ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, idx = %s, ttl_ms = EXCLUDED.ttl_ms,
+	expires_at = EXCLUDED.expires_at, owner = EXCLUDED.owner, lock_id = EXCLUDED.lock_id`, next)
+	insert := fmt.Sprintf("INSERT INTO %s AS t (key, value, idx, ttl_ms, expires_at, owner, lock_id)\n", tbl)
+
 	// upsert writes $1 key, $2 value, $3 ttl_ms, $4 owner, $5 lock_id.
-	upsert := fmt.Sprintf(`INSERT INTO %[1]s AS t (key, value, idx, ttl_ms, expires_at, owner, lock_id)
-VALUES ($1, $2, %[2]s, $3::bigint, now() + $3::bigint * interval '1 millisecond', $4::text, $5::text)
-ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, idx = %[2]s, ttl_ms = EXCLUDED.ttl_ms,
-	expires_at = EXCLUDED.expires_at, owner = EXCLUDED.owner, lock_id = EXCLUDED.lock_id`, tbl, next)
+	upsert := insert + fmt.Sprintf(`VALUES ($1, $2, %s, $3::bigint, now() + $3::bigint * interval '1 millisecond', $4::text, $5::text)
+`, next) + overwrite
 
 	snap := "(SELECT pg_current_snapshot()::text AS snap) s"
 
@@ -53,12 +57,20 @@ FROM unnest($1::text[], $2::bytea[], $3::bigint[], $4::bigint[], $5::text[]) AS 
 WHERE t.key = v.key AND t.idx = v.prev AND %s RETURNING t.key, t.idx`, tbl, next, live),
 		// createMany is create over arrays: $1 keys (distinct), $2 values,
 		// $3 TTLs, $4 owners.
-		createMany: fmt.Sprintf(`INSERT INTO %[1]s AS t (key, value, idx, ttl_ms, expires_at, owner, lock_id)
-SELECT v.key, v.value, %[2]s, v.ttl, now() + v.ttl * interval '1 millisecond', v.owner, NULL
+		createMany: insert + fmt.Sprintf(`SELECT v.key, v.value, %s, v.ttl, now() + v.ttl * interval '1 millisecond', v.owner, NULL
 FROM unnest($1::text[], $2::bytea[], $3::bigint[], $4::text[]) AS v(key, value, ttl, owner)
-ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, idx = %[2]s, ttl_ms = EXCLUDED.ttl_ms,
-	expires_at = EXCLUDED.expires_at, owner = EXCLUDED.owner, lock_id = EXCLUDED.lock_id
-WHERE t.expires_at IS NOT NULL AND t.expires_at <= now() RETURNING t.key, t.idx`, tbl, next),
+`, next) + overwrite + `
+WHERE t.expires_at IS NOT NULL AND t.expires_at <= now() RETURNING t.key, t.idx`,
+
+		// fencedPut writes $1 key, $2 value, persistent, if the guard row
+		// $3 is live with index $4. The guard row is locked FOR SHARE
+		// until the statement commits: a concurrent write of it is waited
+		// for and the row checked again in its new version (READ
+		// COMMITTED), and no write of it can come before this one
+		// commits. No row is returned when the guard does not hold.
+		fencedPut: fmt.Sprintf(`WITH g AS (SELECT 1 FROM %s t WHERE t.key = $3::text AND t.idx = $4::bigint AND %s FOR SHARE)
+`, tbl, live) + insert + fmt.Sprintf(`SELECT $1::text, $2::bytea, %s, NULL, NULL, NULL, NULL FROM g
+`, next) + overwrite + " RETURNING t.idx",
 
 		del:       fmt.Sprintf("DELETE FROM %s t WHERE t.key = $1 AND %s", tbl, live),
 		atomicDel: fmt.Sprintf("DELETE FROM %s t WHERE t.key = $1 AND t.idx = $2 AND %s", tbl, live),

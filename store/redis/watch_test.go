@@ -21,13 +21,13 @@ import (
 // hubOf returns the watch hub of a store from Open or Wrap.
 func hubOf(t *testing.T, s store.Store) *hub {
 	t.Helper()
-	g, ok := s.(*guard.Store)
-	if !ok {
+	inner := guard.Unwrap(s)
+	if inner == nil {
 		t.Fatalf("%T is not a guarded store", s)
 	}
-	f, ok := g.Unwrap().(*fixed)
+	f, ok := inner.(*fixed)
 	if !ok || f.hub == nil {
-		t.Fatalf("no watch hub in %T", g.Unwrap())
+		t.Fatalf("no watch hub in %T", inner)
 	}
 	return f.hub
 }

@@ -39,7 +39,10 @@ import (
 //     used;
 //   - errors meaning the server could not be reached (network errors,
 //     timeouts, a closed client) also match store.ErrNotReachable; the
-//     store's sentinel errors are returned unchanged.
+//     store's sentinel errors are returned unchanged;
+//   - when s is a *kvredis.Store with the raw codec on a single server or
+//     Sentinel client, the result implements fenced.Putter: FencedPut is
+//     one Lua script (see fencer.FencedPut).
 //
 // requestTimeout 0 means no default bound. Close closes s and waits, at
 // most requestTimeout, for watches to finish.
@@ -48,7 +51,7 @@ func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
 	if c := kvtoolsClient(s); c != nil {
 		f.hub = newHub(c, c.Options().DB, storeReader{s}, requestTimeout)
 	}
-	return guard.Wrap(f, requestTimeout)
+	return wrapFenced(f, s, requestTimeout)
 }
 
 // wrapOwn is Wrap with watches on client, a go-redis client of the
@@ -57,6 +60,15 @@ func wrapOwn(s store.Store, client *goredis.Client, db int, requestTimeout time.
 	f := newFixed(s, requestTimeout)
 	f.own = client
 	f.hub = newHub(client, db, clientReader{client}, requestTimeout)
+	return wrapFenced(f, s, requestTimeout)
+}
+
+// wrapFenced guards f, which fixes s, with s's fenced writes if it can
+// make them.
+func wrapFenced(f *fixed, s store.Store, requestTimeout time.Duration) store.Store {
+	if fp := newFencer(s); fp != nil {
+		return guard.WrapFenced(f, fp, requestTimeout)
+	}
 	return guard.Wrap(f, requestTimeout)
 }
 

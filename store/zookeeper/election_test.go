@@ -41,3 +41,15 @@ func TestElectionSmokeWrapped(t *testing.T) {
 	eps := servers(t, envSingle)
 	smoke(t, eps, func(t *testing.T) store.Store { return Wrap(kvtoolsStore(t, eps), 5*time.Second) })
 }
+
+// Fenced writes on a store from Open (a refused write creates no parent
+// either: they are created in the same multi as the node): see
+// storetest.Fenced.
+func TestFencedPut(t *testing.T) {
+	storetest.Fenced(t, openSingle(t), storetest.Dir(freshKey("fenced")))
+}
+
+// kvtools' store, given to Wrap, cannot write fenced.
+func TestWrappedNotFenced(t *testing.T) {
+	storetest.NotFenced(t, Wrap(kvtoolsStore(t, servers(t, envSingle)), time.Second))
+}

@@ -21,7 +21,7 @@ func TestServerRestartedEmpty(t *testing.T) {
 		t.Skip("LEADERSHIP_RESTART_SERVERS is not 1: this test wipes the shared zookeeper server")
 	}
 	s := openOn(t, eps)
-	raw := s.(*guard.Store).Unwrap().(*kv)
+	raw := guard.Unwrap(s).(*kv)
 	key := freshKey("restart/empty")
 	ctx := storetest.Context(t, 2*time.Minute)
 

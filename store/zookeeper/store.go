@@ -63,7 +63,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		return nil, unreachable("open", st.endpoints, err)
 	}
 	s.tasks.Go(s.monitor)
-	return guard.Wrap(s, st.requestTimeout), nil
+	return guard.WrapFenced(s, s, st.requestTimeout), nil
 }
 
 // kv implements store.Store on a zk client (one ZooKeeper session at a

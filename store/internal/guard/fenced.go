@@ -1,0 +1,51 @@
+package guard
+
+import (
+	"context"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/fenced"
+)
+
+// Fenced is a guarded store that can also write fenced (fenced.Putter):
+// its FencedPut, like every other call, returns by its context's deadline.
+type Fenced struct {
+	*Store
+	putter fenced.Putter
+}
+
+// WrapFenced guards s as Wrap does. When p is not nil, p makes the fenced
+// writes of s (usually p is s itself, or the layer of s that can reach the
+// server's transactions) and the result is a *Fenced; otherwise it is a
+// *Store, which does not implement fenced.Putter.
+func WrapFenced(s store.Store, p fenced.Putter, timeout time.Duration) store.Store {
+	g := Wrap(s, timeout)
+	if p == nil {
+		return g
+	}
+	return &Fenced{Store: g, putter: p}
+}
+
+// FencedPut is fenced.Putter's FencedPut. An abandoned call's write may
+// land, but only if the guard held: the check and the write are one
+// operation of the store.
+func (f *Fenced) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
+	_, err := call(f.Store, ctx, func(ctx context.Context) (none, error) {
+		return none{}, f.putter.FencedPut(ctx, key, value, guardKey, guard)
+	})
+	return err
+}
+
+// Unwrap returns the store that s guards, when s is a *Store or a
+// *Fenced, or nil.
+func Unwrap(s store.Store) store.Store {
+	switch g := s.(type) {
+	case *Store:
+		return g.Unwrap()
+	case *Fenced:
+		return g.Unwrap()
+	}
+	return nil
+}
