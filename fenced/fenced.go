@@ -5,9 +5,10 @@
 // record another candidate has since taken, cannot write through its old
 // term: the store refuses.
 //
-// Stores implement Putter; leadership.Candidate.FencedPut uses it. The
-// embedded store (store/memory) implements it; a store that does not is
-// refused with leadership.ErrFencingUnsupported.
+// Stores implement Putter; leadership.Candidate.FencedPut uses it. Every
+// adapter of this module implements it (store/memory, store/etcd,
+// store/consul, store/zookeeper, store/redis, store/postgres); a store that
+// does not is refused with leadership.ErrFencingUnsupported.
 package fenced
 
 import (
