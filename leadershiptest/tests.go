@@ -581,10 +581,20 @@ func testRelinquishInterval(e *env) {
 	cs := e.candidates(2, leadership.WithRelinquishInterval(every))
 	x := e.exclusion(cs)
 	l, term := e.leader(cs)
-	for round := range 3 {
+	conclusive := 0
+	for round := 0; conclusive < 3; round++ {
 		end := watchTermEnd(term)
 		ended := end.wait(e.t, every+e.wait, fmt.Sprintf("round %d: %s's term", round, l.name))
 		held := ended.Sub(term.Began)
+		if cause := context.Cause(term.Context()); errors.Is(cause, leadership.ErrLeaseExpired) && round < 6 {
+			// A renewal the store did not confirm in time (a loaded
+			// machine): the term ended at its deadline, not by the
+			// interval. The round says nothing of relinquishing.
+			e.t.Logf("round %d: %s's term %d ended by its lease (%v), after %v: not counted", round, l.name, term.Token, cause, held)
+			l, term = e.leaderAfter(cs, term.Token)
+			continue
+		}
+		conclusive++
 		if held < every {
 			e.t.Fatalf("round %d: %s gave up its term after %v, before its interval %v", round, l.name, held, every)
 		}
