@@ -56,7 +56,7 @@ func demoCommand() *command {
 			var cfg demo.Config
 			fs.IntVar(&cfg.Candidates, "candidates", demo.DefaultCandidates,
 				fmt.Sprintf("run `N` candidates, %d to %d", demo.MinCandidates, demo.MaxCandidates))
-			fs.DurationVar(&cfg.TTL, "ttl", demo.DefaultTTL,
+			durationFlag(fs, &cfg.TTL, "ttl", demo.DefaultTTL,
 				fmt.Sprintf("lease TTL of every candidate, a `DURATION` from %s to %s",
 					demo.ShortDuration(demo.MinTTL), demo.ShortDuration(demo.MaxTTL)))
 			fs.StringVar(&cfg.Key, "key", demo.DefaultKey, "election `KEY` in the store")

@@ -73,7 +73,7 @@ func (c *command) printHelp(w io.Writer, fs *flag.FlagSet) {
 			left += " " + metavar
 		}
 		switch {
-		case f.DefValue == "" || f.DefValue == "0" || f.DefValue == "false":
+		case f.DefValue == "" || f.DefValue == "0" || f.DefValue == "0s" || f.DefValue == "false":
 		case fmt.Sprintf("%T", f.Value) == "*flag.stringValue": // as flag.PrintDefaults quotes them
 			usage += fmt.Sprintf(" (default %q)", f.DefValue)
 		default:

@@ -118,8 +118,8 @@ func proxyCommand() *command {
 			cfg.add(fs)
 			fs.StringVar(&cfg.listen, "listen", "", "listen on `ADDR` (host:port, such as :8080 or 127.0.0.1:0), required")
 			fs.StringVar(&cfg.healthPath, "health-path", proxyDefaultHealthPath, "serve the proxy's own health at `PATH` (not proxied)")
-			fs.DurationVar(&cfg.shutdownTimeout, "shutdown-timeout", proxyDefaultShutdown, "on SIGINT/SIGTERM, wait this `DURATION` for requests in flight")
-			fs.DurationVar(&cfg.hold, "hold", proxyDefaultHold, "hold a request whose connection the leader refused, retrying, for up to this `DURATION` before answering 503 (0: answer 503 at once)")
+			durationFlag(fs, &cfg.shutdownTimeout, "shutdown-timeout", proxyDefaultShutdown, "on SIGINT/SIGTERM, wait this `DURATION` for requests in flight")
+			durationFlag(fs, &cfg.hold, "hold", proxyDefaultHold, "hold a request whose connection the leader refused, retrying, for up to this `DURATION` before answering 503 (0: answer 503 at once)")
 			return flagsOnly("proxy", cfg.validate, func(ctx context.Context, s streams) error { return runProxy(ctx, cfg, s) })
 		},
 	}

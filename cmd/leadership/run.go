@@ -112,9 +112,9 @@ func (o *optionalDuration) String() string {
 }
 
 func (o *optionalDuration) Set(s string) error {
-	d, err := time.ParseDuration(s)
+	d, err := parseDuration(s)
 	if err != nil {
-		return errors.New("parse error")
+		return err
 	}
 	if d < 0 {
 		return errors.New("negative duration")
@@ -135,12 +135,12 @@ func runCommand() *command {
 			var cfg runConfig
 			cfg.add(fs)
 			fs.StringVar(&cfg.name, "name", "", "this candidate's `NAME` (default: the host name); what followers and the proxy see (an address such as 10.0.0.5:8080 for leadership proxy)")
-			fs.DurationVar(&cfg.ttl, "ttl", runDefaultTTL, "lease `DURATION`: another candidate takes over at most this long after this one vanished")
+			durationFlag(fs, &cfg.ttl, "ttl", runDefaultTTL, "lease `DURATION`: another candidate takes over at most this long after this one vanished")
 			fs.Var(&cfg.grace, "grace", "wait this `DURATION` between SIGTERM and SIGKILL when stopping COMMAND (default min(TTL/4, 5s))")
-			fs.DurationVar(&cfg.startup, "startup-wait", 0, "lead no sooner than this `DURATION` after the first read of the election, so that a store that lost its data cannot give two leaders; set it to the largest --ttl of the election (default 0: no wait)")
+			durationFlag(fs, &cfg.startup, "startup-wait", 0, "lead no sooner than this `DURATION` after the first read of the election, so that a store that lost its data cannot give two leaders; set it to the largest --ttl of the election (default 0: no wait)")
 			fs.StringVar(&cfg.value, "value", "", "publish `VALUE` beside the name while leading (an address such as 10.0.0.5:8080: followers see it, and leadership proxy routes to it instead of the name)")
 			fs.BoolVar(&cfg.restart, "restart", false, "when COMMAND exits by itself while leading, release leadership and campaign again instead of exiting, after a backoff (500ms doubling to 30s; reset when COMMAND ran for a minute)")
-			fs.DurationVar(&cfg.try, "try", 0, "give up when not elected within `DURATION` of the start, exiting with 6 (like consul lock -try; default 0: campaign for ever)")
+			durationFlag(fs, &cfg.try, "try", 0, "give up when not elected within `DURATION` of the start, exiting with 6 (like consul lock -try; default 0: campaign for ever)")
 			return func(ctx context.Context, args []string, s streams) error {
 				cfg.argv = args
 				if cfg.name == "" {
