@@ -98,6 +98,14 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	if kcfg.ConnectionTimeout <= 0 {
 		return nil, unreachable(cfg.Endpoints, context.DeadlineExceeded)
 	}
+	// gRPC retries a refused connection until the deadline: a closed port
+	// is named at once instead ("connection refused").
+	dctx, cancel := context.WithDeadline(ctx, deadline)
+	err = adapter.Dial(dctx, cfg.Endpoints)
+	cancel()
+	if err != nil {
+		return nil, openError(ctx, cfg.Endpoints, unreachable(cfg.Endpoints, err))
+	}
 	kv, err := etcdv3.New(ctx, cfg.Endpoints, kcfg)
 	if err != nil {
 		return nil, openError(ctx, cfg.Endpoints, err)
@@ -109,7 +117,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	cancel()
 	if err != nil && !errors.Is(err, store.ErrKeyNotFound) {
 		_ = s.Close()
-		return nil, openError(ctx, cfg.Endpoints, err)
+		return nil, openError(ctx, cfg.Endpoints, adapter.Explain(ctx, "etcd", cfg.Endpoints, cfg.TLS, err))
 	}
 	return s, nil
 }

@@ -102,7 +102,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	defer cancel()
 
 	if err := probe(dctx, cfg, time.Until(deadline)); err != nil {
-		return nil, openError(ctx, ep, err)
+		return nil, openError(ctx, ep, adapter.Explain(ctx, "redis", cfg.Endpoints, cfg.TLS, err))
 	}
 
 	kcfg := &kvredis.Config{Username: cfg.Username, Password: cfg.Password, DB: cfg.DB}

@@ -30,6 +30,10 @@ func OpenError(ctx context.Context, backend string, endpoints []string, err erro
 	if errors.Is(ctx.Err(), context.Canceled) {
 		return ctx.Err()
 	}
+	var already *UnreachableError
+	if errors.As(err, &already) {
+		return err
+	}
 	if unreachable(err) {
 		return &UnreachableError{Backend: backend, Endpoints: endpoints, Err: err}
 	}

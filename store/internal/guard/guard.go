@@ -21,7 +21,7 @@ import (
 // ErrAbandoned is returned, wrapped with the context's error and
 // store.ErrNotReachable, for a call that did not finish before its context
 // ended. The call's outcome is unknown: a write may still land.
-var ErrAbandoned = errors.New("guard: call abandoned when its context ended")
+var ErrAbandoned = errors.New("no answer before the deadline")
 
 // Store is a store.Store whose every call returns by its context's deadline,
 // or after Timeout when the context has none.

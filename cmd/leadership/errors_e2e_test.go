@@ -1,0 +1,99 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// closedPort is a loopback address nobody listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	return addr
+}
+
+// statusLine runs the binary's status on url and returns its exit code
+// and its stderr, which must be exactly one line.
+func statusLine(t *testing.T, bin, url string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var stderr bytes.Buffer
+	cmd := exec.CommandContext(ctx, bin, "status", "--store", url, "--key", "errors/one-line")
+	cmd.Env = cleanEnv()
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("status %s: %v", url, err)
+	}
+	out := strings.TrimRight(stderr.String(), "\n")
+	if strings.Count(out, "\n") != 0 {
+		t.Errorf("status %s: stderr has %d lines, want one:\n%s", url, strings.Count(out, "\n")+1, out)
+	}
+	return code, out
+}
+
+// Unreachable stores: one line on stderr, in words a user knows: no second
+// line from a client library's own logger, the refused connection named
+// (not a deadline), no package jargon.
+func TestE2EUnreachableStoreOneLine(t *testing.T) {
+	bin := testBinary(t)
+	closed := closedPort(t)
+	for _, tc := range []struct{ url, want string }{
+		{"redis://" + closed, "connection refused"},
+		{"etcd://" + closed, "connection refused"},
+		{"consul://" + closed, "connection refused"},
+		{"zk://" + closed, "not reachable"},
+		{"postgres://postgres@" + closed + "/db?sslmode=disable", "connection refused"},
+	} {
+		t.Run(strings.SplitN(tc.url, ":", 2)[0], func(t *testing.T) {
+			code, line := statusLine(t, bin, tc.url)
+			if code != exitFailure || !strings.Contains(line, tc.want) || strings.Contains(line, "guard") {
+				t.Errorf("status %s: exit %d, %q; want exit %d and one line with %q", tc.url, code, line, exitFailure, tc.want)
+			}
+		})
+	}
+}
+
+// A TLS mismatch is named as such, on the real servers the environment
+// names: TLS asked of a plain-text etcd and Redis.
+func TestE2ETLSMismatchNamed(t *testing.T) {
+	bin := testBinary(t)
+	ran := false
+	for _, tc := range []struct{ env, scheme, want string }{
+		{"LEADERSHIP_ETCD", "etcd://", "does not speak TLS"},
+		{"LEADERSHIP_REDIS", "redis://", "did not answer a TLS handshake"},
+	} {
+		ep := strings.Split(os.Getenv(tc.env), ",")[0]
+		if ep == "" {
+			continue
+		}
+		ran = true
+		url := tc.scheme + ep + "?tls=true&insecure_skip_verify=true"
+		code, line := statusLine(t, bin, url)
+		if code != exitFailure || !strings.Contains(line, tc.want) || strings.Contains(line, "guard") {
+			t.Errorf("status %s: exit %d, %q; want exit %d and one line with %q", url, code, line, exitFailure, tc.want)
+		}
+	}
+	if !ran {
+		t.Skip("no LEADERSHIP_ETCD or LEADERSHIP_REDIS (scripts/servers.sh env)")
+	}
+}
