@@ -171,10 +171,12 @@ func noArgs(cmd string, args []string) error {
 	return nil
 }
 
-// follow opens a client of the store and follows the election on it. It
+// follow opens a client of the store and follows the election on it
+// (warning on stderr that memory:// is this process's own). It
 // returns the follower, its store errors, and stop, which stops the
 // follower and closes the client.
-func (e *electionFlags) follow(ctx context.Context) (f *leadership.Follower, errs <-chan error, stop func(), err error) {
+func (e *electionFlags) follow(ctx context.Context, stderr io.Writer) (f *leadership.Follower, errs <-chan error, stop func(), err error) {
+	memoryNotice(stderr, e.store, true)
 	kv, err := e.open(ctx)
 	if err != nil {
 		return nil, nil, nil, err

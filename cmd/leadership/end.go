@@ -86,7 +86,7 @@ func (e *noElectionError) Error() string {
 // runEnd reads the election, ends it (and deletes its key when del) and
 // says so. Without force, a key holding no election is an error.
 func runEnd(ctx context.Context, ef electionFlags, force, del bool, s streams) error {
-	kv, key, st, err := ef.readOnce(ctx)
+	kv, key, st, err := ef.readOnce(ctx, s.stderr)
 	if kv == nil {
 		return err
 	}

@@ -38,7 +38,7 @@ func followCommand() *command {
 // runFollow follows the election and prints every observation until ctx
 // ends or the election does.
 func runFollow(ctx context.Context, ef electionFlags, asJSON bool, s streams) error {
-	f, errs, stop, err := ef.follow(ctx)
+	f, errs, stop, err := ef.follow(ctx, s.stderr)
 	if err != nil {
 		return err
 	}

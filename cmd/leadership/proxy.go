@@ -152,7 +152,7 @@ var proxyListening = func(addr string) {}
 
 // runProxy serves the proxy until ctx ends or the election does.
 func runProxy(ctx context.Context, cfg proxyConfig, s streams) error {
-	f, errs, stop, err := cfg.follow(ctx)
+	f, errs, stop, err := cfg.follow(ctx, s.stderr)
 	if err != nil {
 		return err
 	}

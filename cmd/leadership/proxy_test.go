@@ -23,6 +23,7 @@ import (
 // memoryURL returns a memory:// store URL unique to the test.
 func memoryURL(t *testing.T) (url, name string) {
 	name = fmt.Sprintf("cli-%s-%d", strings.NewReplacer("/", "-", " ", "-").Replace(t.Name()), time.Now().UnixNano())
+	openHandle(t, name) // in use in this process: the commands do not warn that it is empty
 	return "memory://" + name, name
 }
 

@@ -212,6 +212,7 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 		return err
 	}
 	defer kv.Close()
+	defer memoryNotice(s.stderr, cfg.store, false)()
 
 	margin := cfg.margin()
 	// cand is the current candidacy, nil while --restart backs off; elected

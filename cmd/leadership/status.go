@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -205,7 +206,7 @@ type statusJSON struct {
 // confirmed leader, 3 for none, 4 for an ended election, 5 for a holder not
 // seen renewing.
 func runStatus(ctx context.Context, ef electionFlags, asJSON bool, s streams) error {
-	kv, key, st, err := ef.readOnce(ctx)
+	kv, key, st, err := ef.readOnce(ctx, s.stderr)
 	if kv == nil {
 		return err
 	}
@@ -253,7 +254,8 @@ func runStatus(ctx context.Context, ef electionFlags, asJSON bool, s streams) er
 // readElection), under the key as the library names it. kv is nil when
 // the store could not be opened (err says why); otherwise the caller
 // closes it, whether the read failed or not.
-func (e *electionFlags) readOnce(ctx context.Context) (kv store.Store, key string, st electionState, err error) {
+func (e *electionFlags) readOnce(ctx context.Context, stderr io.Writer) (kv store.Store, key string, st electionState, err error) {
+	memoryNotice(stderr, e.store, true)
 	if kv, err = e.open(ctx); err != nil {
 		return nil, "", electionState{}, err
 	}

@@ -53,6 +53,16 @@ func backendFor(name string) *backend {
 	return b
 }
 
+// InUse reports whether this process has a backend called name: whether
+// a handle was ever opened on it. A backend lives as long as the process,
+// so a name not in use is an empty store. (The command uses it to warn
+// that memory:// is not shared between processes.)
+func InUse(name string) bool {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	return registry.backends[name] != nil
+}
+
 // New is the valkeyrie constructor of the store. endpoints[0] names the
 // backend: handles opened with the same name share one backend. options must
 // be nil or a *Config. The returned value is a *Store.
