@@ -80,7 +80,7 @@ func TestDiagnoseTLSMismatch(t *testing.T) {
 			_ = (<-held).Close()
 		}
 	})
-	silent := listen(t, func(c net.Conn) { held <- c }) // reads nothing, answers nothing
+	silent := listen(t, func(c net.Conn) { held <- c })                          // reads nothing, answers nothing
 	asked := &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: true} //nolint:gosec // test server
 
 	for _, tc := range []struct {
