@@ -2,11 +2,11 @@ package memory
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/fenced"
+	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
@@ -27,7 +27,7 @@ func (s *Store) FencedPut(ctx context.Context, key string, value []byte, guardKe
 	}
 	e := s.b.lookup(g)
 	if guard == nil || e == nil || e.index != guard.LastIndex {
-		return fmt.Errorf("memory: fenced write to %q: %w", key, fenced.ErrGuardChanged)
+		return adapter.GuardChanged(StoreName, key)
 	}
 	s.b.set(s, k, value, 0, false, nil)
 	return nil
