@@ -47,9 +47,26 @@ CONSUL_SERF_WAN=23302
 
 ALL_SERVERS=(etcd etcd-cluster zookeeper zookeeper-ensemble redis postgres consul)
 
+# Secured servers (TLS, client certificates, authentication, least-privilege
+# users), one file each in scripts/secure/, started beside the plaintext
+# ones on ports of the 24xxx block. Each file appends its name to
+# SECURE_SERVERS and defines start_NAME, check_NAME and env_NAME (NAME with
+# dashes as underscores). Their certificates come from ensure_certs.
+SECURE_SERVERS=()
+CERTS_DIR=${LEADERSHIP_CERTS:-$STATE/certs}
+
 export ETCDCTL_API=3
 
 # ---------------------------------------------------------------- helpers --
+
+# ensure_certs writes the throwaway CA, server and client certificates
+# (internal/tools/mkcerts) into CERTS_DIR once per state directory; they
+# are never committed.
+ensure_certs() {
+	[[ -f $CERTS_DIR/ca.crt && -f $CERTS_DIR/expired-server.key ]] && return 0
+	mkdir -p "$CERTS_DIR"
+	(cd "$REPO_DIR" && go run ./internal/tools/mkcerts "$CERTS_DIR") || die "mkcerts failed"
+}
 
 log() { printf '[servers] %s\n' "$*" >&2; }
 die() { printf '[servers] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -58,7 +75,7 @@ elapsed() { local ms=$(( $(now_ms) - $1 )); printf '%d.%02ds' $((ms / 1000)) $((
 
 valid_server() {
 	local s
-	for s in "${ALL_SERVERS[@]}"; do [[ $1 == "$s" ]] && return 0; done
+	for s in "${ALL_SERVERS[@]}" "${SECURE_SERVERS[@]}"; do [[ $1 == "$s" ]] && return 0; done
 	return 1
 }
 
@@ -66,7 +83,11 @@ expand_names() { # NAME... -> validated list on stdout ("all" expands)
 	local n
 	for n in "$@"; do
 		if [[ $n == all ]]; then
+			printf '%s\n' "${ALL_SERVERS[@]}" "${SECURE_SERVERS[@]}"
+		elif [[ $n == plain ]]; then
 			printf '%s\n' "${ALL_SERVERS[@]}"
+		elif [[ $n == secure ]]; then
+			printf '%s\n' "${SECURE_SERVERS[@]}"
 		elif valid_server "$n"; then
 			printf '%s\n' "$n"
 		else
@@ -728,12 +749,17 @@ cmd_env() {
 	running redis && echo "export LEADERSHIP_REDIS=127.0.0.1:$REDIS_PORT"
 	running postgres && echo "export LEADERSHIP_POSTGRES='postgres://postgres@127.0.0.1:$PG_PORT/$PG_DB?sslmode=disable&connect_timeout=20'"
 	running consul && echo "export LEADERSHIP_CONSUL=127.0.0.1:$CONSUL_HTTP"
+	local name
+	for name in "${SECURE_SERVERS[@]}"; do
+		running "$name" && "env_$(fn_name "$name")"
+	done
+	((${#SECURE_SERVERS[@]} == 0)) || echo "export LEADERSHIP_CERTS=$CERTS_DIR"
 	return 0
 }
 
 cmd_status() {
 	local name i pid
-	for name in "${ALL_SERVERS[@]}"; do
+	for name in "${ALL_SERVERS[@]}" "${SECURE_SERVERS[@]}"; do
 		for ((i = 1; i <= $(members "$name"); i++)); do
 			if pid=$(member_pid "$name" "$i"); then
 				printf '%-20s member %d  running  pid %s\n' "$name" "$i" "$pid"
@@ -782,5 +808,11 @@ main() {
 	*) die "unknown command '$cmd' (install start stop restart kill env status etcd-leader zk-leader clean)" ;;
 	esac
 }
+
+for secure_file in "$SCRIPT_DIR"/secure/*.sh; do
+	[[ -e $secure_file ]] || continue
+	# shellcheck source=/dev/null
+	source "$secure_file"
+done
 
 main "$@"
