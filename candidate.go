@@ -214,13 +214,18 @@ func (c *Candidate) EndElection(ctx context.Context) error {
 // The candidate's side of the engine's reports (campaignReports,
 // leaseReports): each queues what it is told and returns at once.
 
+// termBeginning reports the term to the metrics before anyone can see it
+// (a caller of Campaign reads is_leader 1 as soon as it returns).
+func (c *Candidate) termBeginning(t Term) {
+	c.cfg.metrics.TermBegan(c.key, c.node, t.Token, c.clock.now()-c.waitingSince)
+}
+
 func (c *Candidate) termBegan(t Term) {
 	c.elected.push(true)
 	if q := c.terms.Load(); q != nil {
 		q.push(termEvent{term: t, began: true})
 	}
 	c.began.notify()
-	c.cfg.metrics.TermBegan(c.key, c.node, t.Token, c.clock.now()-c.waitingSince)
 }
 
 func (c *Candidate) termEnded(t Term, why endReason) {

@@ -17,7 +17,7 @@ func TestMain(m *testing.M) {
 }
 
 // wait is the generous deadline every test waits for an event with.
-const wait = 10 * time.Second
+const wait = 30 * time.Second
 
 var storeSeq atomic.Int64
 

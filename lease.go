@@ -38,7 +38,10 @@ func (l *lease) extend(now, deadline time.Duration) {
 
 // leaseReports is how the lease keeper tells the candidate that a term
 // began or ended. The calls are made in order and must not block.
+// termBeginning comes just before the term is visible (IsLeader,
+// CurrentTerm), termBegan just after.
 type leaseReports interface {
+	termBeginning(t Term)
 	termBegan(t Term)
 	termEnded(t Term, why endReason)
 }
@@ -77,6 +80,7 @@ func (k *leaseKeeper) start(parent context.Context, t Term, deadline time.Durati
 		cancel(ErrStopped)
 		return nil
 	}
+	k.out.termBeginning(t)
 	k.current.Store(l)
 	k.out.termBegan(t)
 	k.mu.Unlock()
