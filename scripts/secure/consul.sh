@@ -91,6 +91,7 @@ start_consul_secure() {
 			# Secured test agent (scripts/secure/consul.sh): HTTPS only, client
 			# certificates required, ACLs deny by default.
 			node_name = "leadership-secure"
+			log_level = "INFO"
 			session_ttl_min = "1s"
 			disable_update_check = true
 			ports {
