@@ -78,6 +78,9 @@ func (b *batcher) do(ctx context.Context, op *api.KVTxnOp) batchResult {
 	return b.q.Wait(c)
 }
 
+// reads reports whether b runs Gets (get-or-empty operations).
+func (b *batcher) reads() bool { return b != b.s.writes }
+
 // run sends one transaction and hands out its results.
 func (b *batcher) run(calls []*batchCall) {
 	// The transaction is bounded by the latest deadline of its calls (or
@@ -101,6 +104,23 @@ func (b *batcher) run(calls []*batchCall) {
 	case err != nil:
 		for _, c := range calls {
 			c.Done <- batchResult{err: err}
+		}
+	case ok && len(resp.Results) < len(calls) && b.reads():
+		// The agent leaves out of a read transaction's reply the keys the
+		// token may not read (get-or-empty answers every other key, even
+		// a missing one): those calls are refused, the others answered.
+		byKey := make(map[string]*api.KVPair, len(resp.Results))
+		for _, r := range resp.Results {
+			if r != nil && r.KV != nil {
+				byKey[r.KV.Key] = r.KV
+			}
+		}
+		for _, c := range calls {
+			if r, found := byKey[c.Key]; found {
+				c.Done <- batchResult{kv: r}
+			} else {
+				c.Done <- batchResult{err: &ACLError{Err: ErrPermissionDenied, Permission: "key:read", Resource: c.Key, Anonymous: b.s.anonymous}}
+			}
 		}
 	case ok:
 		if len(resp.Results) != len(calls) {

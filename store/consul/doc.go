@@ -25,6 +25,18 @@
 // (errors.Is(err, store.ErrNotReachable); ErrNoLeader when the agent
 // answered without a leader) and nothing is left running.
 //
+// Open also checks an ACL token it sends (Config.Token, or Consul's
+// CONSUL_HTTP_TOKEN) with /v1/acl/token/self: a token the agent does not
+// know is an *ACLError matching ErrTokenNotFound. A call the token lacks a
+// right for is an *ACLError matching ErrPermissionDenied that names the
+// right and the key ("lacks key:write on ..."), also for the reads Consul
+// silently filters (a read transaction's missing result, an empty List).
+// A failed TLS handshake is named: a *CertificateError matching
+// ErrServerCertificate (the agent's certificate: unknown authority,
+// expired, another name) or ErrClientCertificate (the agent refused ours,
+// or wants one), inside an *UnreachableError. No error holds the token:
+// it travels in the X-Consul-Token header only.
+//
 // Every call of the store returned is bounded by its context, or by
 // RequestTimeout (default 5s) when the context has no deadline. The
 // context cancels the HTTP request itself, except for Get and AtomicPut,

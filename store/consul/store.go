@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -41,7 +42,11 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	defer cancel()
 	if err := s.checkLeader(octx); err != nil {
 		_ = s.Close()
-		return nil, unreachable("open", s.endpoints, err)
+		return nil, unreachable("open", s.endpoints, explainTLS(err, s.clientCert))
+	}
+	if err := s.checkToken(octx); err != nil {
+		_ = s.Close()
+		return nil, err
 	}
 	return guard.WrapFenced(s, s, st.requestTimeout), nil
 }
@@ -56,6 +61,11 @@ type kv struct {
 	transport, watchTransport *http.Transport
 	endpoints                 []string
 	requestTimeout            time.Duration
+
+	// anonymous: no ACL token is sent (none in Config.Token nor in
+	// Consul's environment variables); clientCert: the TLS configuration
+	// has a client certificate to offer. Both for error messages.
+	anonymous, clientCert bool
 
 	hub hub // every Watch of the store shares its blocking query
 
@@ -128,6 +138,8 @@ func newKV(st settings) (*kv, error) {
 		watchTransport: watchTransport,
 		endpoints:      []string{st.endpoint},
 		requestTimeout: st.requestTimeout,
+		anonymous:      st.token == "" && os.Getenv(api.HTTPTokenEnvName) == "" && os.Getenv(api.HTTPTokenFileEnvName) == "",
+		clientCert:     st.tls != nil && (len(st.tls.Certificates) > 0 || st.tls.GetClientCertificate != nil),
 		ctx:            ctx,
 		cancel:         cancel,
 		locks:          map[*lock]struct{}{},
@@ -220,6 +232,12 @@ func (s *kv) fail(op string, err error) error {
 		return nil
 	case s.closed.Load():
 		return ErrClosed
+	}
+	if e := aclError(op, err); e != nil {
+		return e
+	}
+	err = explainTLS(err, s.clientCert)
+	switch {
 	case errors.As(err, &se) && se.Code < 500:
 		return fmt.Errorf("consul: %s: %w", op, err)
 	case errors.As(err, &se), errors.As(err, &ue), errors.As(err, &ne),
@@ -287,6 +305,9 @@ func (s *kv) get(ctx context.Context, key string, consistent bool) (*api.KVPair,
 		case r.failed != nil && strings.Contains(txnErrors(r.failed), "unknown KV operation"):
 			s.unbatchedGets.Store(true)
 		case r.failed != nil:
+			if e := deniedIn(r.failed); e != nil {
+				return nil, s.fail("get", e)
+			}
 			return nil, fmt.Errorf("consul: get: %s", txnErrors(r.failed))
 		case r.kv.ModifyIndex == 0: // get-or-empty's answer for a missing key
 			return nil, nil
@@ -332,6 +353,9 @@ func (s *kv) txn(ctx context.Context, ops api.TxnOps) (ok bool, resp *api.TxnRes
 // (an index check or compare-and-swap failed), missing (a checked key does
 // not exist), or another error.
 func conflict(resp *api.TxnResponse) (stale, missing bool, err error) {
+	if e := deniedIn(resp.Errors); e != nil {
+		return false, false, e
+	}
 	var what []string
 	for _, e := range resp.Errors {
 		switch {
@@ -556,11 +580,16 @@ func (s *kv) List(ctx context.Context, directory string, opts *store.ReadOptions
 	if err != nil {
 		return nil, err
 	}
-	ps, _, err := s.client.KV().List(base, query(ctx, isConsistent(opts)))
+	ps, meta, err := s.client.KV().List(base, query(ctx, isConsistent(opts)))
 	if err != nil {
 		return nil, s.fail("list", err)
 	}
 	pairs, found := children(base, ps)
+	if !found && meta != nil && meta.ResultsFilteredByACLs {
+		// The agent left out keys the token may not read: say so rather
+		// than report the directory missing.
+		return nil, &ACLError{Op: "list", Err: ErrPermissionDenied, Permission: "key:read", Resource: base + "/", Anonymous: s.anonymous}
+	}
 	if !found {
 		return nil, store.ErrKeyNotFound
 	}
@@ -600,6 +629,9 @@ func (s *kv) DeleteTree(ctx context.Context, directory string) error {
 		return s.fail("delete tree", err)
 	}
 	if !ok {
+		if e := deniedIn(resp.Errors); e != nil {
+			return s.fail("delete tree", e)
+		}
 		return fmt.Errorf("consul: delete tree: transaction failed: %v", resp.Errors)
 	}
 	return nil

@@ -25,12 +25,17 @@ type Spec struct {
 	raw       string     // the URL as given, for backends that take it whole
 }
 
-// String returns the URL with any password masked.
+// String returns the URL with any password or token masked (the user
+// information of consul://TOKEN@host is the ACL token).
 func (s *Spec) String() string {
 	var b strings.Builder
 	b.WriteString(s.Scheme + "://")
 	if s.HasAuth {
-		b.WriteString(url.User(s.Username).String())
+		if s.Scheme == "consul" && s.Password == "" && s.Username != "" {
+			b.WriteString("xxxxx") // consul://TOKEN@host: the user is the ACL token
+		} else {
+			b.WriteString(url.User(s.Username).String())
+		}
 		if s.Password != "" {
 			b.WriteString(":xxxxx")
 		}

@@ -214,15 +214,20 @@ func readOnlyFollower(t *testing.T, writer, reader string, ttl time.Duration) {
 		return
 	}
 	defer rc.Stop()
-	select {
-	case err := <-rerrs:
-		t.Logf("read-only candidate: %v", err)
-	case e := <-relected:
-		if e {
-			t.Fatal("a read-only identity was elected")
+	// Wait for its refusal: a "not elected" report before it is no error.
+	deadline = time.After(patience(ttl))
+	for {
+		select {
+		case err := <-rerrs:
+			t.Logf("read-only candidate: %v", err)
+			return
+		case e := <-relected:
+			if e {
+				t.Fatal("a read-only identity was elected")
+			}
+		case <-deadline:
+			t.Fatal("a read-only candidate reported no error")
 		}
-	case <-time.After(patience(ttl)):
-		t.Fatal("a read-only candidate reported no error")
 	}
 }
 
