@@ -628,7 +628,7 @@ stop_names() { # NAME...: TERM every member, wait, KILL after the grace period
 	done
 	for name in "$@"; do
 		sig=TERM
-		[[ $name != postgres ]] || sig=INT # postgres: fast shutdown
+		[[ $name != postgres && $name != postgres-secure ]] || sig=INT # postgres: fast shutdown
 		for ((i = 1; i <= $(members "$name"); i++)); do
 			if pid=$(member_pid "$name" "$i"); then
 				kill -s "$sig" "$pid" 2>/dev/null || true

@@ -12,6 +12,8 @@ import (
 )
 
 // postgresBackend opens PostgreSQL through store/postgres: postgres://user:pass@h:5432/db?sslmode=disable[&table=NAME].
+// With TLS and a client certificate: ?sslmode=verify-full&sslrootcert=CA&sslcert=CRT&sslkey=KEY
+// (docs/backends.md, PostgreSQL, Secured).
 // The build tag leadership_no_postgres leaves it out (see postgres_off.go).
 var postgresBackend = backend{name: "postgres", schemes: []string{"postgres", "postgresql"}, open: (*Spec).openPostgres}
 

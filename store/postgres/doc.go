@@ -56,6 +56,21 @@
 // timer reaches the earliest expiry. Reads are always linearizable;
 // ReadOptions are ignored. Keys are text: valid UTF-8 without NUL.
 //
+// # Least privilege
+//
+// A handle whose role does not own an existing table never changes the
+// schema: it checks that the table, sequence, functions and triggers exist
+// (else ErrSchemaIncomplete) and uses them. So an administrator may create
+// the schema by opening the store once as the owner, and grant a
+// candidate's role SELECT, INSERT, UPDATE and DELETE on the table and
+// USAGE on its sequence, and a follower's role SELECT only (LISTEN needs
+// no grant). Row-level security policies may keep each role to its keys.
+// A role that may not delete leaves the purges of expired rows to others.
+// Refusals are *RefusedError values matching ErrPermission (a statement
+// the role may not run), ErrAuth (credentials, client certificate) or
+// ErrTLS (a handshake that failed); they do not match
+// store.ErrNotReachable. No error holds the DSN's password.
+//
 // # Notifications
 //
 // The AFTER trigger sends, in the writing transaction, one pg_notify per

@@ -3,6 +3,7 @@ package postgres
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
 
@@ -65,4 +66,88 @@ func invalid(field, value, reason string, err error) error {
 // unreachable is the *UnreachableError of op.
 func unreachable(op string, err error) error {
 	return &UnreachableError{Backend: "postgres", Op: op, Err: err}
+}
+
+var (
+	// ErrAuth is matched by the errors of a server that refused the
+	// client's credentials (SQLSTATE class 28): a wrong password, a
+	// missing or invalid client certificate, a certificate whose CN is not
+	// the user under clientcert=verify-full, no pg_hba.conf entry (for
+	// instance a plain-text connection where only hostssl is allowed).
+	// The error is a *RefusedError.
+	ErrAuth = errors.New("authentication refused")
+
+	// ErrTLS is matched by the errors of a TLS handshake that failed: a
+	// server certificate that does not verify (unknown CA, wrong host
+	// name, expired), a client certificate the server refused, a server
+	// without TLS when the DSN requires it. The error is a *RefusedError.
+	ErrTLS = errors.New("TLS handshake failed")
+
+	// ErrPermission is matched by the errors of a statement the role has
+	// no privilege for (SQLSTATE 42501): a follower's role that may only
+	// read writing, a role without grants on the table reading. The
+	// error is a *RefusedError.
+	ErrPermission = errors.New("permission denied")
+
+	// ErrSchemaIncomplete is returned by New and Open when the table
+	// exists but belongs to another role and misses some of the sequence,
+	// functions and triggers that its owner creates: open the store once
+	// as the table's owner (see "Least privilege" in the package
+	// documentation). It is wrapped in a *RefusedError.
+	ErrSchemaIncomplete = errors.New("the schema is incomplete and owned by another role: open the store once as its owner")
+)
+
+// RefusedError is a request the server, or the TLS handshake, refused:
+// errors.Is(err, Kind) is true, Kind being ErrAuth, ErrTLS, ErrPermission
+// or ErrSchemaIncomplete, and Err (the driver's error) is reachable with
+// errors.Is and errors.As. It never matches store.ErrNotReachable: the
+// server answered, and trying again will not help. Its message is one
+// line and never holds the password.
+type RefusedError struct {
+	// Op is the call that failed ("connect", "get", ...).
+	Op string
+	// Kind is ErrAuth, ErrTLS, ErrPermission or ErrSchemaIncomplete.
+	Kind error
+	// Hint says what is probably wrong, when the driver's error does not
+	// ("the server refused the client certificate"), or "".
+	Hint string
+	// Err is the driver's error, with the password masked.
+	Err error
+}
+
+// Error describes the error: "postgres: OP: KIND[ (HINT)]: ERR".
+func (e *RefusedError) Error() string {
+	msg := "postgres: " + e.Op + ": " + e.Kind.Error()
+	if e.Hint != "" {
+		msg += " (" + e.Hint + ")"
+	}
+
+	if e.Err != nil {
+		msg += ": " + e.Err.Error()
+	}
+
+	return msg
+}
+
+// Unwrap returns Kind and Err.
+func (e *RefusedError) Unwrap() []error { return []error{e.Kind, e.Err} }
+
+// maskedError is an error whose text has a secret masked; Unwrap returns
+// the original.
+type maskedError struct {
+	err  error
+	text string
+}
+
+func (e *maskedError) Error() string { return e.text }
+func (e *maskedError) Unwrap() error { return e.err }
+
+// mask returns err with every occurrence of secret in its text replaced by
+// "xxxxx" (err itself when there is none).
+func mask(err error, secret string) error {
+	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+
+	return &maskedError{err: err, text: strings.ReplaceAll(err.Error(), secret, "xxxxx")}
 }

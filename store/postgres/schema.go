@@ -137,14 +137,25 @@ func advisoryKey(n names) int64 {
 // concurrent calls (an advisory transaction lock serialises them). Existing
 // objects are left alone, except the functions, which are replaced so that
 // they match this version.
+//
+// A role that does not own an existing table (a least-privilege candidate
+// or follower, see "Least privilege" in the package documentation) changes
+// nothing: it checks that the schema is complete (else ErrSchemaIncomplete,
+// in a *RefusedError) and that the triggers notify on channel.
 func ensureSchema(ctx context.Context, tx pgx.Tx, n names, channel string) error {
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", advisoryKey(n)); err != nil {
 		return err
 	}
 
-	var exists, seqExists bool
-	if err := tx.QueryRow(ctx, "SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL", n.table, n.seq).Scan(&exists, &seqExists); err != nil {
+	var exists, seqExists, owned bool
+	if err := tx.QueryRow(ctx, `SELECT to_regclass($1) IS NOT NULL, to_regclass($2) IS NOT NULL,
+	coalesce((SELECT pg_has_role(relowner, 'USAGE') FROM pg_class WHERE oid = to_regclass($1)), true)`,
+		n.table, n.seq).Scan(&exists, &seqExists, &owned); err != nil {
 		return err
+	}
+
+	if exists && !owned {
+		return useSchema(ctx, tx, n, channel)
 	}
 
 	var ddl []string
@@ -284,24 +295,47 @@ type schemaRepair struct {
 	at   time.Time     // when it ended
 }
 
+// useSchema checks, without changing anything, that the schema another
+// role owns is complete and notifies on channel.
+func useSchema(ctx context.Context, tx pgx.Tx, n names, channel string) error {
+	var ok bool
+	if err := tx.QueryRow(ctx, schemaCompleteSQL, schemaCompleteArgs(n)...).Scan(&ok); err != nil {
+		return err
+	}
+
+	if !ok {
+		return &RefusedError{Op: "open", Kind: ErrSchemaIncomplete, Err: fmt.Errorf("table %s", n.table)}
+	}
+
+	return ensureTriggers(ctx, tx, n, channel)
+}
+
 // schemaComplete reports whether the table, its sequence, functions and
 // triggers all exist (a cheaper check than ensureSchema, which replaces the
 // functions).
 func (s *Store) schemaComplete(ctx context.Context) (bool, error) {
 	var ok bool
 
-	err := s.queryRow(ctx, `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL
-	AND to_regprocedure($3) IS NOT NULL AND to_regprocedure($4) IS NOT NULL
-	AND to_regprocedure($5) IS NOT NULL AND to_regprocedure($6) IS NOT NULL
-	AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = ANY($7)) = 3`,
-		[]any{
-			s.n.table, s.n.seq,
-			s.n.event + "(text, text, bigint, text, bigint, text, text)",
-			s.n.before + "()", s.n.after + "()", s.n.truncate + "()",
-			[]string{trgBefore, trgAfter, trgTruncate},
-		}, &ok)
+	err := s.queryRow(ctx, schemaCompleteSQL, schemaCompleteArgs(s.n), &ok)
 
 	return ok, err
+}
+
+// schemaCompleteSQL returns true when the objects schemaCompleteArgs
+// names all exist.
+const schemaCompleteSQL = `SELECT to_regclass($1) IS NOT NULL AND to_regclass($2) IS NOT NULL
+	AND to_regprocedure($3) IS NOT NULL AND to_regprocedure($4) IS NOT NULL
+	AND to_regprocedure($5) IS NOT NULL AND to_regprocedure($6) IS NOT NULL
+	AND (SELECT count(*) FROM pg_trigger WHERE tgrelid = to_regclass($1) AND tgname = ANY($7)) = 3`
+
+// schemaCompleteArgs are the arguments of schemaCompleteSQL for n.
+func schemaCompleteArgs(n names) []any {
+	return []any{
+		n.table, n.seq,
+		n.event + "(text, text, bigint, text, bigint, text, text)",
+		n.before + "()", n.after + "()", n.truncate + "()",
+		[]string{trgBefore, trgAfter, trgTruncate},
+	}
 }
 
 // schemaMissing reports whether err says that the table, its sequence or

@@ -2,8 +2,12 @@ package postgres
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
+	"net"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -173,12 +177,12 @@ func (s *Store) setup(ctx context.Context) (*pgx.Conn, error) {
 	defer cancel()
 
 	if err := s.pool.Ping(cctx); err != nil {
-		return nil, openErr(ctx, "connect", err)
+		return nil, s.openErr(ctx, "connect", err)
 	}
 
 	if s.st.schema == "" {
 		if err := s.pool.QueryRow(cctx, "SELECT current_schema()").Scan(&s.st.schema); err != nil {
-			return nil, openErr(ctx, "current_schema", err)
+			return nil, s.openErr(ctx, "current_schema", err)
 		}
 
 		if err := validateName("schema", s.st.schema, maxNameLen); err != nil {
@@ -197,38 +201,120 @@ func (s *Store) setup(ctx context.Context) (*pgx.Conn, error) {
 			return nil, err
 		}
 
-		return nil, openErr(ctx, "create schema", err)
+		return nil, s.openErr(ctx, "create schema", err)
 	}
 
 	if err := s.warm(cctx); err != nil {
-		return nil, openErr(ctx, "warm up", err)
+		return nil, s.openErr(ctx, "warm up", err)
 	}
 
 	conn, err := s.connectListener(cctx)
 	if err != nil {
-		return nil, openErr(ctx, "listen", err)
+		return nil, s.openErr(ctx, "listen", err)
 	}
 
 	return conn, nil
 }
 
-func openErr(ctx context.Context, op string, err error) error {
+func (s *Store) openErr(ctx context.Context, op string, err error) error {
 	if e := ctx.Err(); e != nil {
 		return e
 	}
 
-	return classify(op, err)
+	return s.classify(op, err)
 }
 
-// classify wraps a driver error: connection-level failures become an
-// *UnreachableError, errors reported by the server stay as they are.
-func classify(op string, err error) error {
+// classify wraps a driver error, its password masked: a refusal (TLS,
+// authentication, privilege) becomes a *RefusedError, other
+// connection-level failures an *UnreachableError, and the other errors
+// reported by the server stay as they are.
+func (s *Store) classify(op string, err error) error {
+	var refused *RefusedError
+	if errors.As(err, &refused) {
+		return err
+	}
+
+	err = mask(err, s.connCfg.Password)
+
+	if kind, hint := refusal(err, s.connCfg); kind != nil {
+		return &RefusedError{Op: op, Kind: kind, Hint: hint, Err: err}
+	}
+
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && !connectionClass(pgErr.Code) {
 		return fmt.Errorf("postgres: %s: %w", op, err)
 	}
 
 	return unreachable(op, err)
+}
+
+// refusal returns the kind of refusal err is (ErrAuth, ErrTLS,
+// ErrPermission), with a hint when the driver's message does not say what
+// is wrong, or nil.
+func refusal(err error, cc *pgx.ConnConfig) (kind error, hint string) {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch {
+		case pgErr.Code == "42501":
+			return ErrPermission, ""
+		case strings.HasPrefix(pgErr.Code, "28"):
+			if cn := clientCN(cc); pgErr.Code == "28P01" && cn != "" && cn != cc.User {
+				hint = fmt.Sprintf("the client certificate's CN %q is not the user %q, which clientcert=verify-full requires", cn, cc.User)
+			}
+
+			return ErrAuth, hint
+		}
+
+		return nil, ""
+	}
+
+	var (
+		verify   *tls.CertificateVerificationError
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+		opErr    *net.OpError
+	)
+
+	switch {
+	case errors.As(err, &verify), errors.As(err, &unknown), errors.As(err, &hostname), errors.As(err, &invalid):
+		return ErrTLS, "the server's certificate does not verify"
+	case errors.As(err, &opErr) && opErr.Op == "remote error":
+		// An alert from the server during the handshake: about the client
+		// certificate when it presented one.
+		if cc.TLSConfig != nil && len(cc.TLSConfig.Certificates) > 0 {
+			return ErrTLS, "the server refused the client certificate"
+		}
+
+		return ErrTLS, ""
+	case strings.Contains(err.Error(), "server refused TLS connection"): // pgconn's errTLSRefused, unexported
+		return ErrTLS, "the server does not speak TLS: sslmode asks for it"
+	}
+
+	return nil, ""
+}
+
+// clientCN is the CN of the client certificate cc presents, or "".
+func clientCN(cc *pgx.ConnConfig) string {
+	if cc == nil || cc.TLSConfig == nil || len(cc.TLSConfig.Certificates) == 0 {
+		return ""
+	}
+
+	c := cc.TLSConfig.Certificates[0]
+	if c.Leaf == nil {
+		if len(c.Certificate) == 0 {
+			return ""
+		}
+
+		leaf, err := x509.ParseCertificate(c.Certificate[0])
+		if err != nil {
+			return ""
+		}
+
+		return leaf.Subject.CommonName
+	}
+
+	return c.Leaf.Subject.CommonName
 }
 
 // connectionClass reports SQLSTATEs meaning the server is, or is becoming,
@@ -296,7 +382,7 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 		return ErrClosed
 	}
 
-	return classify(op, err)
+	return s.classify(op, err)
 }
 
 // spawn runs f in a goroutine Close waits for, unless the handle is closed.

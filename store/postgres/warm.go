@@ -2,10 +2,12 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -84,7 +86,10 @@ func (s *Store) warm(ctx context.Context) error {
 
 	wg.Wait()
 
-	if errs != nil {
+	// A role without the privileges of a candidate (a follower's, which
+	// may only read) cannot run every statement: warming is an
+	// optimisation, and its calls will report what they may not do.
+	if errs != nil && !denied(errs) {
 		return errs
 	}
 
@@ -96,7 +101,19 @@ func (s *Store) warm(ctx context.Context) error {
 	err := conns[0].QueryRow(ctx, s.q.purge).Scan(&purged, &nextMs)
 	s.purgeAt = s.nextPurge(err, nextMs)
 
+	if denied(err) {
+		return nil // a role that may not delete leaves the purges to others
+	}
+
 	return err
+}
+
+// denied reports whether err is the server's refusal of a statement the
+// role has no privilege for (SQLSTATE 42501).
+func denied(err error) bool {
+	var pgErr *pgconn.PgError
+
+	return errors.As(err, &pgErr) && pgErr.Code == "42501"
 }
 
 // nextPurge returns when to purge next after a purge that returned err
@@ -105,6 +122,8 @@ func (s *Store) nextPurge(err error, nextMs *int64) time.Time {
 	now := time.Now() // after the server's now(): never early
 
 	switch {
+	case denied(err): // not this role's job: try again rarely
+		return now.Add(purgeSafety)
 	case err != nil:
 		return now.Add(purgeRetry)
 	case nextMs != nil:

@@ -1,0 +1,133 @@
+//go:build !leadership_no_postgres
+
+package open_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/store/postgres"
+)
+
+// TestSecurePostgres runs the secured checks on postgres-secure
+// (scripts/secure/postgres.sh): TLS with sslmode=verify-full, SCRAM
+// passwords and client certificates (clientcert=verify-full), a candidate
+// role with grants on the election table and row-level security limiting
+// it to leadershiptest/ and secure/, a follower role that may only read,
+// and a role without rights.
+func TestSecurePostgres(t *testing.T) {
+	runSecured(t, securedServer{
+		name: "postgres",
+		env:  "LEADERSHIP_POSTGRES_SECURE",
+		ttl:  2 * time.Second,
+		bad:  postgresBadConfigs,
+	})
+}
+
+// postgresBadConfigs are the candidate's URL (and the other role's) with
+// one thing wrong each.
+func postgresBadConfigs(t *testing.T, certs string) []badConfig {
+	writer, other := os.Getenv("LEADERSHIP_POSTGRES_SECURE"), os.Getenv("LEADERSHIP_POSTGRES_SECURE_OTHER")
+	u, err := url.Parse(writer)
+	if err != nil {
+		t.Fatalf("LEADERSHIP_POSTGRES_SECURE %s: not a URL", redact(writer))
+	}
+	password, _ := u.User.Password()
+	with := func(raw string, set map[string]string) string {
+		v, err := url.Parse(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := v.Query()
+		for k, val := range set {
+			if val == "" {
+				q.Del(k)
+			} else {
+				q.Set(k, val)
+			}
+		}
+		v.RawQuery = q.Encode()
+		return v.String()
+	}
+	wrongPassword := *u
+	wrongPassword.User = url.UserPassword(u.User.Username(), "not-"+password)
+	// The candidate's password with the follower's certificate: its CN
+	// names another role.
+	otherCN := with(writer, map[string]string{"sslcert": certs + "/reader.crt", "sslkey": certs + "/reader.key"})
+	return []badConfig{
+		{name: "unknown CA", url: with(writer, map[string]string{"sslrootcert": certs + "/other-ca.crt"}),
+			want: []string{"TLS handshake failed", "certificate signed by unknown authority"}, secret: password},
+		{name: "client certificate of an untrusted CA", url: with(writer, map[string]string{"sslcert": certs + "/other-client.crt", "sslkey": certs + "/other-client.key"}),
+			want: []string{"authentication refused", "valid client certificate"}, secret: password},
+		{name: "expired client certificate", url: with(writer, map[string]string{"sslcert": certs + "/expired-client.crt", "sslkey": certs + "/expired-client.key"}),
+			want: []string{"TLS handshake failed", "refused the client certificate", "expired certificate"}, secret: password},
+		{name: "client certificate of another role", url: otherCN,
+			want: []string{"authentication refused", `CN "leadership-reader" is not the user "leadership"`}, secret: password},
+		{name: "no client certificate", url: with(writer, map[string]string{"sslcert": "", "sslkey": ""}),
+			want: []string{"authentication refused", "requires a valid client certificate"}, secret: password},
+		{name: "wrong password", url: wrongPassword.String(),
+			want: []string{"authentication refused", "password authentication failed"}, secret: "not-" + password},
+		{name: "missing permission", url: other,
+			want: []string{"permission denied for table leadership_kv"}},
+		{name: "plain text refused", url: with(writer, map[string]string{"sslmode": "disable", "sslrootcert": "", "sslcert": "", "sslkey": ""}),
+			want: []string{"authentication refused", "no encryption"}, secret: password},
+		{name: "TLS asked of a server without TLS", url: with(strings.Replace(writer, u.Host, plainPostgres(t), 1), nil),
+			want: []string{"TLS handshake failed", "does not speak TLS"}, secret: password},
+	}
+}
+
+// plainPostgres listens on 127.0.0.1 as a PostgreSQL server without TLS
+// does: it answers an SSLRequest with 'N' (and closes the connection). It
+// returns its address.
+func plainPostgres(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				buf := make([]byte, 8) // length, then the SSLRequest code
+				if _, err := c.Read(buf); err == nil {
+					_, _ = c.Write([]byte{'N'})
+				}
+				_, _ = c.Read(buf) // until the client gives up
+			}()
+		}
+	}()
+	return ln.Addr().String()
+}
+
+// TestSecurePostgresPrefix: row-level security keeps the candidate to its
+// key prefixes: a write elsewhere is refused with postgres.ErrPermission.
+func TestSecurePostgresPrefix(t *testing.T) {
+	writer, _, _ := securedServer{name: "postgres", env: "LEADERSHIP_POSTGRES_SECURE"}.urls(t)
+	kv := openURL(t, writer)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := kv.Put(ctx, "secure/prefix-check", []byte("ok"), nil); err != nil {
+		t.Fatalf("a write under secure/: %v", err)
+	}
+	err := kv.Put(ctx, "elsewhere/prefix-check", []byte("no"), nil)
+	if !errors.Is(err, postgres.ErrPermission) {
+		t.Fatalf("a write outside the candidate's prefixes: %v, want postgres.ErrPermission", err)
+	}
+	t.Logf("refused: %v", err)
+	if _, err := kv.Get(ctx, "elsewhere/prefix-check", nil); !errors.Is(err, store.ErrKeyNotFound) {
+		t.Fatalf("read outside the prefixes: %v, want ErrKeyNotFound", err)
+	}
+}
