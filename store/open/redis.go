@@ -10,7 +10,9 @@ import (
 	"github.com/leadership-go/leadership/store/redis"
 )
 
-// redisBackend opens a single Redis node through store/redis: redis://[user:pass@]h:6379[/DB][?tls=true], rediss:// with TLS.
+// redisBackend opens a single Redis node through store/redis:
+// redis://[user:pass@]h:6379[/DB][?tls=true&ca=FILE&cert=FILE&key=FILE&server_name=NAME],
+// rediss:// with TLS.
 // The build tag leadership_no_redis leaves it out (see redis_off.go).
 var redisBackend = backend{name: "redis", schemes: []string{"redis", "rediss"}, open: (*Spec).openRedis}
 

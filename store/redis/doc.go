@@ -24,6 +24,14 @@
 // RequestTimeout (default 5s) bounds every later call whose context has no
 // deadline.
 //
+// With TLS, a server that refuses the connection with an alert (a client
+// certificate it does not trust, an expired one, none where it requires
+// one: a TLS 1.3 server says so only after the handshake, often as a
+// connection reset) gives an error matching ErrTLSRefused that names the
+// server's alert. An ACL user needs no right on the probe key: a NOPERM
+// answer to the probe is an answer. The rights a candidate and a follower
+// need are listed in docs/backends.md ("Redis", "Secured").
+//
 // kvtools' constructor sends CONFIG SET notify-keyspace-events KEA (and
 // ignores its error) on a client with 30s socket timeouts that ignore
 // context deadlines: alone, it took 30s to return against a hung server,
@@ -46,10 +54,16 @@
 //   - Create failures not masked. kvtools' AtomicPut with previous == nil
 //     runs SETNX and reports any failure (a timeout, a lost connection) as
 //     store.ErrKeyExists: it did so against a dead server, for a key that
-//     did not exist. A reported ErrKeyExists is now confirmed with a Get:
-//     it stands if the key exists; the error is ErrCreateUnconfirmed
-//     (matching store.ErrNotReachable) if it does not; and the Get's error
-//     if the Get fails.
+//     did not exist, and for a user whose ACL refuses the write (NOPERM).
+//     On kvtools' store with the raw codec (as Open and valkeyrie.NewStore
+//     build it), the create is now this package's own SETNX on kvtools'
+//     client, whose error is returned as the server gave it (NOPERM
+//     included; network errors match store.ErrNotReachable), and
+//     ErrKeyExists only when the key exists. On any other store, a
+//     reported ErrKeyExists is confirmed with a Get: it stands if the key
+//     exists; the error is ErrCreateUnconfirmed (matching
+//     store.ErrNotReachable) if it does not; and the Get's error if the
+//     Get fails.
 //   - Watches of its own. kvtools' watch holds a connection and two
 //     goroutines per watch, sends without watching its context (a
 //     cancelled watch kept its subscription until the next event on its

@@ -102,6 +102,9 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	defer cancel()
 
 	if err := probe(dctx, cfg, time.Until(deadline)); err != nil {
+		if refused := tlsRefusal(dctx, ep, cfg.TLS, err); refused != nil {
+			return nil, refused
+		}
 		return nil, openError(ctx, ep, adapter.Explain(ctx, "redis", cfg.Endpoints, cfg.TLS, err))
 	}
 
@@ -135,6 +138,9 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 }
 
 // probe reads adapter.ProbeKey on a client of its own, bounded by timeout.
+// A user without rights on that key (an ACL user limited to its election's
+// keys) gets NOPERM: the server answered an authenticated connection,
+// which is all the probe checks.
 func probe(ctx context.Context, cfg Config, timeout time.Duration) error {
 	if timeout <= 0 {
 		return context.DeadlineExceeded
@@ -157,7 +163,7 @@ func probe(ctx context.Context, cfg Config, timeout time.Duration) error {
 	}
 	c := goredis.NewClient(opt)
 	defer func() { _ = c.Close() }()
-	if err := c.Get(ctx, adapter.ProbeKey).Err(); err != nil && !errors.Is(err, goredis.Nil) {
+	if err := c.Get(ctx, adapter.ProbeKey).Err(); err != nil && !errors.Is(err, goredis.Nil) && !goredis.IsPermissionError(err) {
 		return err
 	}
 	return nil

@@ -26,10 +26,12 @@ import (
 //   - every call returns by its context's deadline, or after
 //     requestTimeout when the context has none (kvtools' client ignores
 //     context deadlines on its sockets and waits up to 30s);
-//   - AtomicPut with previous == nil that kvtools reports as
-//     store.ErrKeyExists is checked with a Get: ErrKeyExists stands only
-//     if the key exists; if it does not, the error is
-//     ErrCreateUnconfirmed, and if the Get fails, that error;
+//   - AtomicPut with previous == nil is this package's own SETNX on
+//     kvtools' client when s is a *kvredis.Store with the raw codec, so
+//     that its real error (a refused permission, a lost connection) is
+//     returned; on other stores, a store.ErrKeyExists is checked with a
+//     Get: ErrKeyExists stands only if the key exists; if it does not,
+//     the error is ErrCreateUnconfirmed, and if the Get fails, that error;
 //   - Watch and WatchTree are this package's own, on one Pub/Sub
 //     connection of kvtools' go-redis client shared by every watch of the
 //     store (see the package documentation), with reads through s;
@@ -67,6 +69,7 @@ func wrapOwn(s store.Store, client *goredis.Client, db int, requestTimeout time.
 // make them.
 func wrapFenced(f *fixed, s store.Store, requestTimeout time.Duration) store.Store {
 	if fp := newFencer(s); fp != nil {
+		f.creator = fp.client
 		return guard.WrapFenced(f, fp, requestTimeout)
 	}
 	return guard.Wrap(f, requestTimeout)
@@ -95,6 +98,7 @@ type fixed struct {
 	adapter.Classified
 	hub       *hub            // nil: the inner store's watches
 	own       *goredis.Client // the hub's client, if the adapter's own
+	creator   *goredis.Client // kvtools' client, raw codec: creates with SETNX; nil: kvtools' AtomicPut
 	closeWait time.Duration   // how long Close waits for watches
 }
 
@@ -102,8 +106,12 @@ func newFixed(s store.Store, closeWait time.Duration) *fixed {
 	return &fixed{Classified: adapter.Classified{Store: s, Unreachable: unreachable}, closeWait: closeWait}
 }
 
-// AtomicPut confirms kvtools' ErrKeyExists with a read (see Wrap).
+// AtomicPut creates with SETNX of its own, or confirms kvtools'
+// ErrKeyExists with a read (see Wrap).
 func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
+	if previous == nil && f.creator != nil {
+		return f.create(ctx, key, value, opts)
+	}
 	ok, pair, err := f.Store.AtomicPut(ctx, key, value, previous, opts)
 	if previous != nil || !errors.Is(err, store.ErrKeyExists) {
 		return ok, pair, classify(err)
@@ -117,6 +125,25 @@ func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previou
 	default:
 		return false, nil, fmt.Errorf("redis: create not confirmed: %w", classify(gerr))
 	}
+}
+
+// create is kvtools' create (AtomicPut with previous == nil) with the raw
+// codec, the value stored as it is, but with SETNX's error returned rather
+// than reported as store.ErrKeyExists. The pair returned is kvtools': the
+// value written, and as LastIndex the clock's nanoseconds.
+func (f *fixed) create(ctx context.Context, key string, value []byte, opts *store.WriteOptions) (bool, *store.KVPair, error) {
+	var ttl time.Duration
+	if opts != nil {
+		ttl = opts.TTL
+	}
+	created, err := f.creator.SetNX(ctx, normalize(key), value, ttl).Result()
+	switch {
+	case err != nil:
+		return false, nil, classify(err)
+	case !created:
+		return false, nil, store.ErrKeyExists
+	}
+	return true, &store.KVPair{Key: key, Value: value, LastIndex: uint64(time.Now().Nanosecond())}, nil //nolint:gosec // never negative
 }
 
 // Watch sends the current pair at key (a pair with only Key when the key
