@@ -9,16 +9,19 @@
 # "docs:begin" and "docs:end" (the one docs/backends.md shows):
 #
 #   leadership         candidate: read and write on leadershiptest/ and
-#                      secure/ only; client certificate CN "leadership"
-#                      and a password (the URL carries both)
+#                      secure/ only; no password, its client certificate's
+#                      CN "leadership" is the user
 #   leadership-reader  follower: read only on the same prefixes; no
 #                      password, its certificate's CN is the user
 #   leadership-other   a password, no role: no rights on those prefixes
+#                      (its URL carries client.crt, whose CN has rights:
+#                      the password, taking precedence, is what counts)
 #   root               the administrator etcd requires before auth enable
 #
-# The passwords are drawn at random when the data directory is created and
-# kept, with the URLs, in files only root may read: m1.secrets and m1.urls
-# beside the data directory (never committed, never printed but by env).
+# The passwords (root's and leadership-other's) are drawn at random when
+# the data directory is created and kept, with the URLs, in files only
+# their owner may read: m1.secrets and m1.urls beside the data directory
+# (never committed, never printed but by env).
 
 SECURE_SERVERS+=(etcd-secure)
 
@@ -49,7 +52,7 @@ etcd_secure_setup() (
 	set -e
 	dir=$(sdir etcd-secure)
 	# shellcheck source=/dev/null
-	source "$dir/m1.secrets" # ROOT_PASSWORD CANDIDATE_PASSWORD OTHER_PASSWORD
+	source "$dir/m1.secrets" # ROOT_PASSWORD OTHER_PASSWORD
 	CERTS=$CERTS_DIR
 	# docs:begin
 	# As the first client of the new server, while its auth is still off
@@ -62,15 +65,15 @@ etcd_secure_setup() (
 	etcdctl role add leadership-follower
 	etcdctl role grant-permission --prefix=true leadership-follower read leadershiptest/
 	etcdctl role grant-permission --prefix=true leadership-follower read secure/
-	etcdctl user add leadership --new-user-password="$CANDIDATE_PASSWORD"
+	etcdctl user add leadership --no-password
 	etcdctl user grant-role leadership leadership-candidate
 	etcdctl user add leadership-reader --no-password
 	etcdctl user grant-role leadership-reader leadership-follower
 	etcdctl user add root --new-user-password="$ROOT_PASSWORD"
 	etcdctl user grant-role root root
 	etcdctl auth enable
-	# A candidate: certificate CN "leadership" and its password.
-	candidate_url="etcd://leadership:$CANDIDATE_PASSWORD@127.0.0.1:24379?ca=$CERTS/ca.crt&cert=$CERTS/client.crt&key=$CERTS/client.key"
+	# A candidate: its certificate's CN "leadership" is the user.
+	candidate_url="etcd://127.0.0.1:24379?ca=$CERTS/ca.crt&cert=$CERTS/client.crt&key=$CERTS/client.key"
 	# A follower: read only; its certificate's CN "leadership-reader" is the user.
 	follower_url="etcd://127.0.0.1:24379?ca=$CERTS/ca.crt&cert=$CERTS/reader.crt&key=$CERTS/reader.key"
 	# docs:end
@@ -90,8 +93,8 @@ start_etcd_secure() {
 	# wiped) gets new passwords and is set up again.
 	if [[ ! -f $dir/m1.urls || ! -d $data ]]; then
 		rm -rf -- "$data" "$dir/m1.urls"
-		(umask 077 && printf 'ROOT_PASSWORD=%s\nCANDIDATE_PASSWORD=%s\nOTHER_PASSWORD=%s\n' \
-			"$(etcd_secure_password)" "$(etcd_secure_password)" "$(etcd_secure_password)" >"$dir/m1.secrets")
+		(umask 077 && printf 'ROOT_PASSWORD=%s\nOTHER_PASSWORD=%s\n' \
+			"$(etcd_secure_password)" "$(etcd_secure_password)" >"$dir/m1.secrets")
 	fi
 	port_free etcd-secure "$ETCD_SECURE_CLIENT" "$ETCD_SECURE_PEER"
 	etcd --name leadership-etcd-secure --data-dir "$data" \
