@@ -23,6 +23,32 @@
 // RequestTimeout (default 5s) bounds every later call whose context has no
 // deadline. Several endpoints are balanced over by the etcd client.
 //
+// # Security
+//
+// With TLS set, the client verifies the members' certificates and
+// presents TLS.Certificates; with Username and Password it authenticates
+// with etcd's auth. A member started with --client-cert-auth takes the
+// client certificate's common name as the user when no password is given.
+// The user needs, on the election keys (or a prefix of them), read and
+// write for a Candidate, read only for a Follower; Open's probe key needs
+// no right (its linearizable read is answered before the permission
+// check, and a refusal there is accepted). etcd's errors:
+//
+//   - a wrong user name or password: ErrAuthFailed, at once;
+//   - a key the user's roles do not grant: ErrPermissionDenied, at the
+//     call (a candidate without write rights reports it on its error
+//     channel and never leads);
+//   - a server certificate not signed by TLS.RootCAs, or a server that does
+//     not speak TLS (or does, without TLS set): an *UnreachableError saying
+//     so, after DialTimeout;
+//   - a client certificate the server refuses (none given, an issuer it
+//     does not trust, expired or not yet valid, not for client
+//     authentication): an error matching ErrCertificateRefused that names
+//     the certificate's subject and issuer and what is wrong with it, after
+//     DialTimeout and a TLS probe of at most two seconds.
+//
+// Passwords never appear in errors.
+//
 // Open discards the etcd client's log output. kvtools' Config cannot pass
 // a logger, so the client writes a zap JSON line to stderr at every failed
 // request attempt by default; Open replaces its logger (reached by

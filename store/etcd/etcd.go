@@ -107,17 +107,20 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		return nil, openError(ctx, cfg.Endpoints, unreachable(cfg.Endpoints, err))
 	}
 	kv, err := etcdv3.New(ctx, cfg.Endpoints, kcfg)
-	if err != nil {
-		return nil, openError(ctx, cfg.Endpoints, err)
+	if err != nil { // with Username: no answer to the authentication, or a refusal
+		return nil, openError(ctx, cfg.Endpoints, explain(ctx, cfg.Endpoints, cfg.TLS, err))
 	}
 	quiet(kv)
 	s := Wrap(kv, cfg.RequestTimeout)
 	pctx, cancel := context.WithDeadline(ctx, deadline)
 	_, err = s.Get(pctx, adapter.ProbeKey, &store.ReadOptions{Consistent: true})
 	cancel()
-	if err != nil && !errors.Is(err, store.ErrKeyNotFound) {
+	// A user without read rights on the probe key is refused after the
+	// cluster's linearizable read: the cluster answered, and the user is
+	// authenticated.
+	if err != nil && !errors.Is(err, store.ErrKeyNotFound) && !errors.Is(err, ErrPermissionDenied) {
 		_ = s.Close()
-		return nil, openError(ctx, cfg.Endpoints, adapter.Explain(ctx, "etcd", cfg.Endpoints, cfg.TLS, err))
+		return nil, openError(ctx, cfg.Endpoints, explain(ctx, cfg.Endpoints, cfg.TLS, err))
 	}
 	return s, nil
 }

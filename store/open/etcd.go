@@ -10,6 +10,8 @@ import (
 )
 
 // etcdBackend opens etcd (v3) through store/etcd: etcd://[user:pass@]h1:2379,h2:2379[?tls=true&ca=FILE&cert=FILE&key=FILE].
+// Against a member with --client-cert-auth, cert and key alone authenticate
+// as the certificate's common name; user:pass, when given, takes precedence.
 // The build tag leadership_no_etcd leaves it out (see etcd_off.go).
 var etcdBackend = backend{name: "etcd", schemes: []string{"etcd"}, open: (*Spec).openEtcd}
 

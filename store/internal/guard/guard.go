@@ -28,7 +28,7 @@ var ErrAbandoned = errors.New("no answer before the deadline")
 type Store struct {
 	inner   store.Store
 	timeout time.Duration
-	calls   sync.WaitGroup
+	calls   inflight
 	closing context.Context // done once Close is called: ends every watch
 	close   context.CancelFunc
 
@@ -263,15 +263,62 @@ func drain[T any](ch <-chan T) {
 }
 
 // Close ends every watch, closes the wrapped store, then waits up to the
-// default timeout for calls still running in the background.
+// default timeout for calls still running in the background. Calls may
+// still be made meanwhile (a store closed under a running candidate).
 func (g *Store) Close() error {
 	g.mu.Lock()
 	g.closed = true
 	g.mu.Unlock()
 	g.close()
 	err := g.inner.Close()
-	AwaitGroup(&g.calls, g.timeout)
+	Await(g.calls.idle(), g.timeout)
 	return err
+}
+
+// inflight counts the goroutines of the calls running in the background.
+// Unlike with a sync.WaitGroup, goroutines may start while someone waits
+// for the count to drop to zero: a store may be closed while calls are
+// still being made on it.
+type inflight struct {
+	mu      sync.Mutex
+	n       int
+	waiters chan struct{} // closed when n drops to zero; nil when nobody waits
+}
+
+// Go runs f in a goroutine of its own, counted until it returns.
+func (c *inflight) Go(f func()) {
+	c.mu.Lock()
+	c.n++
+	c.mu.Unlock()
+	go func() {
+		defer c.done()
+		f()
+	}()
+}
+
+func (c *inflight) done() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n--; c.n == 0 && c.waiters != nil {
+		close(c.waiters)
+		c.waiters = nil
+	}
+}
+
+// idle returns a channel closed once no counted goroutine runs.
+func (c *inflight) idle() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.waiters == nil {
+		c.waiters = make(chan struct{})
+		if c.n == 0 {
+			close(c.waiters)
+			ch := c.waiters
+			c.waiters = nil
+			return ch
+		}
+	}
+	return c.waiters
 }
 
 // Await waits until done is closed or, when d is positive, until d has

@@ -3,7 +3,9 @@ package guard
 import (
 	"context"
 	"errors"
+	"runtime"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,5 +112,57 @@ func TestAwait(t *testing.T) {
 	close(release)
 	if !AwaitGroup(&wg, 0) {
 		t.Fatal("AwaitGroup without bound: false")
+	}
+}
+
+// counting is deaf, counting the Gets that reached it.
+type counting struct {
+	*deaf
+	gets atomic.Int64
+}
+
+func (c *counting) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
+	c.gets.Add(1)
+	return c.deaf.Get(ctx, key, opts)
+}
+
+// A store closed while calls keep being made on it (a candidate whose
+// client is closed under it) waits for the calls running, and lets the
+// later ones run: no data race between them (go test -race).
+func TestCloseWhileCalling(t *testing.T) {
+	d := &counting{deaf: &deaf{release: make(chan struct{})}}
+	g := Wrap(d, time.Second)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
+				_, _ = g.Get(ctx, "k", nil)
+				cancel()
+			}
+		}()
+	}
+	closed := make(chan error, 1)
+	go func() { closed <- g.Close() }()
+	<-g.closing.Done() // Close has begun: calls now start while it waits
+	for before := d.gets.Load(); d.gets.Load() < before+10; {
+		runtime.Gosched()
+	}
+	close(d.release)
+	if err := <-closed; err != nil {
+		t.Fatal(err)
+	}
+	close(stop)
+	wg.Wait()
+	if !Await(g.calls.idle(), 0) {
+		t.Fatal("calls still counted")
 	}
 }

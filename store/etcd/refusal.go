@@ -1,0 +1,117 @@
+package etcd
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
+)
+
+var (
+	// ErrCertificateRefused is matched (errors.Is) by the error of an Open
+	// whose server refused the client's TLS certificate: none was given
+	// and the server requires one, or it is signed by a CA the server does
+	// not trust, expired, or not for client authentication. The message
+	// names the certificate (subject, issuer, expiry).
+	ErrCertificateRefused = errors.New("the server refused the client certificate")
+
+	// ErrAuthFailed is matched (errors.Is) by the error of an Open whose
+	// user name or password etcd refused (etcd's "authentication failed,
+	// invalid user ID or password").
+	ErrAuthFailed = rpctypes.ErrAuthFailed
+
+	// ErrPermissionDenied is matched (errors.Is) by the error of a call
+	// that etcd's auth refused: the user's roles do not grant the key
+	// (read for Get, List and Watch; write for Put, Delete, AtomicPut and
+	// AtomicDelete).
+	ErrPermissionDenied = rpctypes.ErrPermissionDenied
+)
+
+// refusalWait bounds how long refused waits for the server's verdict on
+// the client certificate, which a server sends right after the handshake.
+const refusalWait = time.Second
+
+// explain returns err, the failure of an Open whose servers gave no
+// answer, or what a TLS probe of the endpoints finds: a TLS mismatch or an
+// untrusted server certificate (adapter.Explain), or the server's refusal
+// of the client's certificate (matching ErrCertificateRefused). A
+// cancelled ctx, or another error (a refused password), keeps err.
+func explain(ctx context.Context, endpoints []string, cfg *tls.Config, err error) error {
+	if found := adapter.Explain(ctx, "etcd", endpoints, cfg, err); found != err || cfg == nil {
+		return found
+	}
+	if errors.Is(ctx.Err(), context.Canceled) || !(unreachableErr(err) || errors.Is(err, store.ErrNotReachable) || errors.Is(err, io.EOF)) {
+		return err
+	}
+	for _, ep := range endpoints {
+		if found := refused(context.WithoutCancel(ctx), ep, cfg); found != nil {
+			return found
+		}
+	}
+	return err
+}
+
+// refused reports whether endpoint refuses cfg's client certificate (or
+// its absence): with TLS 1.3 the client's handshake ends before the server
+// has checked the certificate, whose verdict comes as an alert on the
+// first read; with TLS 1.2 the handshake itself fails. It returns nil when
+// the server sends no alert within refusalWait.
+func refused(ctx context.Context, endpoint string, cfg *tls.Config) error {
+	ctx, cancel := context.WithTimeout(ctx, refusalWait+time.Second)
+	defer cancel()
+	probe := cfg.Clone()
+	if probe.ServerName == "" {
+		if host, _, err := net.SplitHostPort(endpoint); err == nil {
+			probe.ServerName = host
+		}
+	}
+	d := tls.Dialer{Config: probe}
+	c, err := d.DialContext(ctx, "tcp", endpoint)
+	if err == nil {
+		_ = c.SetReadDeadline(time.Now().Add(refusalWait))
+		_, err = c.Read(make([]byte, 1))
+		_ = c.Close()
+	}
+	var op *net.OpError
+	if !errors.As(err, &op) || op.Op != "remote error" {
+		return nil
+	}
+	return fmt.Errorf("%w (%s): %v", ErrCertificateRefused, describe(cfg, time.Now()), op)
+}
+
+// describe names cfg's client certificate for a message: subject, issuer
+// and validity, "none given" when there is none.
+func describe(cfg *tls.Config, now time.Time) string {
+	if len(cfg.Certificates) == 0 || len(cfg.Certificates[0].Certificate) == 0 {
+		return "none given: the server requires one"
+	}
+	leaf := cfg.Certificates[0].Leaf
+	if leaf == nil {
+		var err error
+		if leaf, err = x509.ParseCertificate(cfg.Certificates[0].Certificate[0]); err != nil {
+			return "unparsable: " + err.Error()
+		}
+	}
+	s := fmt.Sprintf("subject %q, issuer %q", leaf.Subject.CommonName, leaf.Issuer.CommonName)
+	switch {
+	case now.After(leaf.NotAfter):
+		s += ", expired on " + leaf.NotAfter.UTC().Format(time.RFC3339)
+	case now.Before(leaf.NotBefore):
+		s += ", not valid before " + leaf.NotBefore.UTC().Format(time.RFC3339)
+	case len(leaf.ExtKeyUsage) > 0 && !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageClientAuth) && !slices.Contains(leaf.ExtKeyUsage, x509.ExtKeyUsageAny):
+		s += ", not for client authentication"
+	default:
+		s += "; does the server trust that issuer?"
+	}
+	return s
+}

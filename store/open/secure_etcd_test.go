@@ -1,0 +1,101 @@
+//go:build !leadership_no_etcd
+
+package open_test
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leadership-go/leadership/store/open"
+)
+
+// TestSecureEtcd runs the secured checks on etcd-secure (scripts/secure/etcd.sh):
+// TLS with client certificates required, etcd's auth enabled, a candidate
+// with read and write rights on the test prefixes only and a follower with
+// read rights only (each authenticated by its client certificate's CN), and
+// a user without any role (a password, which takes precedence over its
+// certificate's CN).
+func TestSecureEtcd(t *testing.T) {
+	runSecured(t, securedServer{
+		name: "etcd",
+		env:  "LEADERSHIP_ETCD_SECURE",
+		ttl:  2 * time.Second,
+		bad:  etcdBadConfigs,
+	})
+}
+
+// etcdBadConfigs derives the broken configurations from the candidate's
+// and the other identity's URLs.
+func etcdBadConfigs(t *testing.T, certs string) []badConfig {
+	writer, _, other := securedServer{env: "LEADERSHIP_ETCD_SECURE"}.urls(t)
+	with := func(raw string, set map[string]string, drop ...string) string {
+		base, query, _ := strings.Cut(raw, "?")
+		q, err := url.ParseQuery(query)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range drop {
+			q.Del(k)
+		}
+		for k, v := range set {
+			q.Set(k, v)
+		}
+		if len(q) == 0 {
+			return base
+		}
+		return base + "?" + q.Encode()
+	}
+	secret := func(raw string) string {
+		spec, err := open.Parse(raw)
+		if err != nil || spec.Password == "" {
+			t.Fatalf("%s: want a URL with a password", redact(raw))
+		}
+		return spec.Password
+	}
+	password := func(raw, pw string) string {
+		return strings.Replace(raw, ":"+secret(raw)+"@", ":"+pw+"@", 1)
+	}
+	const wrongPassword = "Wr0ngPassw0rdXyz"
+	return []badConfig{
+		{
+			name: "unknown CA",
+			url:  with(writer, map[string]string{"ca": certs + "/other-ca.crt"}),
+			want: []string{"certificate signed by unknown authority"},
+		},
+		{
+			name: "wrong client certificate",
+			url:  with(writer, map[string]string{"cert": certs + "/other-client.crt", "key": certs + "/other-client.key"}),
+			want: []string{"client certificate", "bad certificate|unknown certificate authority"},
+		},
+		{
+			name: "expired client certificate",
+			url:  with(writer, map[string]string{"cert": certs + "/expired-client.crt", "key": certs + "/expired-client.key"}),
+			want: []string{"client certificate", "expired"},
+		},
+		{
+			name: "no client certificate",
+			url:  with(writer, nil, "cert", "key"),
+			want: []string{"client certificate"},
+		},
+		{
+			name:   "wrong password",
+			url:    password(other, wrongPassword),
+			want:   []string{"authentication failed", "password"},
+			secret: wrongPassword,
+		},
+		{
+			name:   "missing permission",
+			url:    other,
+			want:   []string{"permission denied"},
+			secret: secret(other),
+		},
+		{
+			name:   "plain text asked of a TLS server",
+			url:    with(password(other, wrongPassword), nil, "ca", "cert", "key"),
+			want:   []string{"speaks TLS"},
+			secret: wrongPassword,
+		},
+	}
+}
