@@ -31,22 +31,6 @@ type Store struct {
 	calls   inflight
 	closing context.Context // done once Close is called: ends every watch
 	close   context.CancelFunc
-
-	mu     sync.RWMutex // orders calls.Go before Close's calls.Wait
-	closed bool         // Close was called: new goroutines are not waited for
-}
-
-// spawn runs f in a goroutine of its own, which Close waits for if it was
-// started before Close. One started after (a call on a closed store) is not
-// counted: a WaitGroup must not grow from zero while Close waits on it.
-func (g *Store) spawn(f func()) {
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	if g.closed {
-		go f()
-		return
-	}
-	g.calls.Go(f)
 }
 
 // Wrap guards s. Calls whose context has no deadline get timeout (none if
@@ -86,7 +70,7 @@ func call[T any](g *Store, ctx context.Context, f func(context.Context) (T, erro
 		err error
 	}
 	done := make(chan result, 1)
-	g.spawn(func() {
+	g.calls.Go(func() {
 		v, err := f(ctx)
 		done <- result{v, err}
 	})
@@ -184,7 +168,7 @@ func watch[T any](g *Store, ctx context.Context, open func(context.Context) (<-c
 		err error
 	}
 	done := make(chan opened, 1)
-	g.spawn(func() {
+	g.calls.Go(func() {
 		ch, err := open(wctx)
 		done <- opened{ch, err}
 	})
@@ -196,7 +180,7 @@ func watch[T any](g *Store, ctx context.Context, open func(context.Context) (<-c
 	}
 	// An abandoned setup may still open a watch: drain it once it does.
 	drainLater := func() {
-		g.spawn(func() {
+		g.calls.Go(func() {
 			if o := <-done; o.ch != nil {
 				drain(o.ch)
 			}
@@ -226,7 +210,7 @@ func watch[T any](g *Store, ctx context.Context, open func(context.Context) (<-c
 		return nil, fmt.Errorf("%w (watch setup took over %v): %w", ErrAbandoned, g.timeout, store.ErrNotReachable)
 	}
 	out := make(chan T)
-	g.spawn(func() {
+	g.calls.Go(func() {
 		defer unhook()
 		defer cancel()
 		// On cancel the reader's channel closes first; the backend's is
@@ -266,9 +250,6 @@ func drain[T any](ch <-chan T) {
 // default timeout for calls still running in the background. Calls may
 // still be made meanwhile (a store closed under a running candidate).
 func (g *Store) Close() error {
-	g.mu.Lock()
-	g.closed = true
-	g.mu.Unlock()
 	g.close()
 	err := g.inner.Close()
 	Await(g.calls.idle(), g.timeout)
