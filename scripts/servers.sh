@@ -4,7 +4,9 @@
 #
 #   servers.sh install [all|etcd|zookeeper|redis|postgres|consul]...
 #   servers.sh start   NAME...      (NAME: etcd etcd-cluster zookeeper
-#                                    zookeeper-ensemble redis postgres consul all)
+#                                    zookeeper-ensemble redis postgres consul,
+#                                    the secured ones (scripts/secure/: etcd-secure,
+#                                    redis-secure, ...), plain, secure, all)
 #   servers.sh stop    [--wipe] [NAME...]    (default: all)
 #   servers.sh restart [--wipe] NAME...      (--wipe: delete their data)
 #   servers.sh kill    NAME [INDEX|leader]   (SIGKILL one member, default 1)
@@ -682,6 +684,8 @@ wipe_names() {
 			;;
 		postgres) rm -rf -- "$(sdir postgres)/data" ;;
 		redis | consul) ;;
+		*) # secured servers: everything in their state dir but the logs
+			find "$(sdir "$name")" -mindepth 1 -maxdepth 1 ! -name '*.log' -exec rm -rf -- {} + 2>/dev/null || true ;;
 		esac
 		log "$name data wiped"
 	done
