@@ -152,6 +152,6 @@ env_zookeeper_secure() {
 	tls="ca=$CERTS_DIR/ca.crt&cert=$CERTS_DIR/client.crt&key=$CERTS_DIR/client.key"
 	base="127.0.0.1:$ZK_SEC_PORT?$tls"
 	echo "export LEADERSHIP_ZK_SECURE='zk://candidate:$ZK_SEC_PW_CANDIDATE@$base&acl=auth::cdrwa,digest:$(urlq "$(zk_digest reader "$ZK_SEC_PW_READER")"):r'"
-	echo "export LEADERSHIP_ZK_SECURE_READER='zk://reader:$ZK_SEC_PW_READER@$base'"
+	echo "export LEADERSHIP_ZK_SECURE_READER='zk://reader:$ZK_SEC_PW_READER@127.0.0.1:$ZK_SEC_PORT?ca=$CERTS_DIR/ca.crt&cert=$CERTS_DIR/reader.crt&key=$CERTS_DIR/reader.key'"
 	echo "export LEADERSHIP_ZK_SECURE_OTHER='zk://other:$ZK_SEC_PW_OTHER@$base'"
 }
