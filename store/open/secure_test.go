@@ -46,6 +46,12 @@ type badConfig struct {
 	url    string
 	want   []string // each must be in the error (case-insensitive); one of them for alternatives joined by "|"
 	secret string   // must not be in the error (a password), or ""
+	// write: when the configuration opens and reads, its first write (a
+	// candidate's creation of its record) must be refused instead. For
+	// backends whose server cannot tell at connection time (ZooKeeper's
+	// digest scheme accepts any password: the identity is the digest of
+	// user and password, and has no rights).
+	write bool
 }
 
 // urls returns the candidate's, the reader's and the other identity's URLs,
@@ -282,13 +288,16 @@ func refused(t *testing.T, bc badConfig) {
 	kv, err := open.Store(ctx, bc.url)
 	if err == nil {
 		_, err = kv.Get(ctx, "secure/probe", nil)
-		_ = kv.Close()
 		if errors.Is(err, store.ErrKeyNotFound) {
 			err = nil
 		}
+		if err == nil && bc.write {
+			_, _, err = kv.AtomicPut(ctx, freshKey(t), []byte("probe"), nil, nil)
+		}
+		_ = kv.Close()
 	}
 	if err == nil {
-		t.Fatalf("%s: opened and read", redact(bc.url))
+		t.Fatalf("%s: opened and read (and wrote, if write is set)", redact(bc.url))
 	}
 	msg := strings.ToLower(err.Error())
 	for _, w := range bc.want {

@@ -1,8 +1,11 @@
 package zookeeper
 
 import (
+	"crypto/tls"
 	"fmt"
 	"time"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
@@ -40,10 +43,32 @@ type Config struct {
 
 	// Username and Password, when Username is set, authenticate the
 	// session with the digest scheme. The nodes the store then creates are
-	// given ZooKeeper's CREATOR_ALL_ACL: only sessions authenticated as the
-	// same user can read or change them. Without a Username nodes are
-	// created open to all (OPEN_ACL_UNSAFE), as kvtools does.
+	// given every right for that digest identity only (as ZooKeeper's
+	// CREATOR_ALL_ACL, but without the x509 identity of a TLS client
+	// certificate, which other users may share): only sessions
+	// authenticated as the same user can read or change them. Without a Username nodes are
+	// created open to all (OPEN_ACL_UNSAFE), as kvtools does. ACL
+	// replaces either. ZooKeeper accepts any digest password (the identity
+	// is the digest of both): a wrong one shows as the first refused call,
+	// an *AccessError matching ErrAuthFailed when the node's ACL is
+	// readable and grants the user the right refused.
 	Username, Password string
+
+	// ACL, when set, is the ACL of every node the store creates (the
+	// election's record and its missing parents), instead of the defaults
+	// above; ParseACL reads ZooKeeper's CLI form. For an election: every
+	// right for the candidate's identity and read for the followers',
+	// such as "auth::cdrwa,digest:reader:BASE64:r". The scheme auth
+	// stands for the store's own digest identity (Username, Password) and
+	// needs a Username.
+	ACL []zk.ACL
+
+	// TLS, when set, makes the client speak TLS to the servers' secure
+	// client port (secureClientPort) with this configuration: its
+	// RootCAs, client certificate, ServerName (the endpoint's host when
+	// empty). A failed handshake, or a client certificate the server
+	// refuses, fails Open at once with an error saying so.
+	TLS *tls.Config
 
 	// SessionTimeout is the ZooKeeper session timeout: how long the
 	// ensemble keeps the session (its ephemeral nodes and locks) after
@@ -66,6 +91,8 @@ type Config struct {
 type settings struct {
 	endpoints                                   []string
 	username, password                          string
+	acl                                         []zk.ACL
+	tls                                         *tls.Config
 	sessionTimeout, dialTimeout, requestTimeout time.Duration
 }
 
@@ -84,6 +111,20 @@ func (c Config) resolve() (settings, error) {
 	st.endpoints = append(st.endpoints, c.Endpoints...)
 	if c.Username == "" && c.Password != "" {
 		return st, invalid("Username", "Password without Username")
+	}
+	for _, a := range c.ACL {
+		if a.Perms == 0 || a.Perms&^zk.PermAll != 0 {
+			return st, invalid("ACL", fmt.Sprintf("%s:%s: permissions %#x are not a set of cdrwa", a.Scheme, a.ID, a.Perms))
+		}
+		if a.Scheme == "auth" && c.Username == "" {
+			return st, invalid("ACL", "the auth scheme (the session's identities) needs a Username")
+		}
+	}
+	if c.ACL != nil {
+		st.acl = append([]zk.ACL(nil), c.ACL...)
+	}
+	if c.TLS != nil {
+		st.tls = c.TLS.Clone()
 	}
 	if err := adapter.CheckTimeouts(ErrInvalidConfig, adapter.Timeout{Field: "SessionTimeout", Value: &st.sessionTimeout, Default: DefaultSessionTimeout}); err != nil {
 		return st, err

@@ -57,8 +57,14 @@
 //     context ends, the store closes or a read fails (watch again then).
 //   - Put with WriteOptions.TTL creates an ephemeral node (it lives as long
 //     as the session; the TTL's length is not used), as kvtools does.
-//   - With Username, created nodes get CREATOR_ALL_ACL (only sessions
-//     authenticated as that user may use them); without, OPEN_ACL_UNSAFE.
+//   - With Username, created nodes get every right for that digest user
+//     only (only sessions authenticated as that user may use them);
+//     without, OPEN_ACL_UNSAFE. Config.ACL replaces either (followers'
+//     read rights). ZooKeeper refusing a call is an *AccessError, which
+//     tells a wrong digest password from a missing right when the node's
+//     ACL is readable (ZooKeeper itself accepts any digest password).
+//   - Config.TLS speaks TLS to a secure client port; a failed handshake or
+//     a refused client certificate fails Open at once, saying which.
 //   - NewLock: ZooKeeper's lock recipe, as kvtools; liveness is the
 //     session's. Elections do not use locks.
 //

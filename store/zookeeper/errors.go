@@ -22,6 +22,16 @@ var (
 	// ErrClosed is returned by calls on a closed store.
 	// errors.Is(ErrClosed, store.ErrNotReachable) is true.
 	ErrClosed = fmt.Errorf("zookeeper: store closed: %w", store.ErrNotReachable)
+
+	// ErrPermission is matched by every *AccessError: ZooKeeper refused a
+	// call because the session's identity lacks a right on a node (see
+	// AccessError).
+	ErrPermission = errors.New("zookeeper: permission denied")
+
+	// ErrAuthFailed is matched by an *AccessError that shows a wrong
+	// digest password, and by Open's error when the ensemble refused the
+	// credentials (zk.ErrAuthFailed).
+	ErrAuthFailed = errors.New("zookeeper: authentication failed")
 )
 
 // UnreachableError reports that no ZooKeeper server of Endpoints answered

@@ -31,12 +31,12 @@ type client struct {
 // background.
 func newClient(st settings) (*client, error) {
 	perDial := max(time.Second, st.dialTimeout/time.Duration(len(st.endpoints)))
-	c := &client{dialer: newDialer(min(perDial, st.dialTimeout)), lost: make(chan struct{}, 1)}
+	c := &client{dialer: newDialer(min(perDial, st.dialTimeout), st.tls, len(st.endpoints)), lost: make(chan struct{}, 1)}
 	conn, events, err := zk.Connect(st.endpoints, st.sessionTimeout,
 		zk.WithEventCallback(c.event),
 		zk.WithHostProvider(&hostProvider{}),
 		zk.WithDialer(c.dialer.dial),
-		zk.WithLogger(zkLogger{}),
+		zk.WithLogger(zkLogger{secret: st.password}),
 		zk.WithLogInfo(false),
 	)
 	if err != nil {

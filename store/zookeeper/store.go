@@ -15,6 +15,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/kvtools/valkeyrie/store"
 
+	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/guard"
 )
 
@@ -34,7 +35,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	conn := s.zc()
+	conn, d := s.zc(), s.cur.Load().dialer
 	octx, cancel := context.WithTimeout(ctx, st.dialTimeout)
 	defer cancel()
 	done := make(chan error, 1)
@@ -53,14 +54,26 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	case err = <-done:
 	case <-octx.Done():
 		err = octx.Err()
+	case <-d.tlsAll: // every endpoint failed TLS: no need to wait
+		err = d.lastTLSError()
 	}
 	if err != nil {
 		_ = s.Close()
 		probe.Wait() // the closed client fails the probe's requests
 		if errors.Is(err, zk.ErrAuthFailed) || errors.Is(err, zk.ErrNoAuth) {
-			return nil, fmt.Errorf("zookeeper: open %s: %w", strings.Join(st.endpoints, ","), err)
+			return nil, fmt.Errorf("zookeeper: open %s: %w (%w)", strings.Join(st.endpoints, ","), ErrAuthFailed, err)
 		}
-		return nil, unreachable("open", st.endpoints, err)
+		if terr := d.lastTLSError(); terr != nil {
+			return nil, unreachable("open", st.endpoints, terr)
+		}
+		if st.tls == nil && !errors.Is(ctx.Err(), context.Canceled) {
+			for _, ep := range st.endpoints {
+				if speaksTLS(context.WithoutCancel(ctx), ep, 2*time.Second) {
+					return nil, unreachable("open", st.endpoints, fmt.Errorf("%s: %w", ep, adapter.ErrServerSpeaksTLS))
+				}
+			}
+		}
+		return nil, adapter.Explain(ctx, "zookeeper", st.endpoints, st.tls, unreachable("open", st.endpoints, err))
 	}
 	s.tasks.Go(s.monitor)
 	return guard.WrapFenced(s, s, st.requestTimeout), nil
@@ -93,8 +106,22 @@ func connect(st settings) (*kv, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &kv{st: st, endpoints: st.endpoints, ctx: ctx, cancel: cancel, acl: zk.WorldACL(zk.PermAll)}
 	s.cur.Store(c)
-	if st.username != "" {
+	switch {
+	case st.acl != nil:
+		s.acl = st.acl
+	case st.username != "":
 		s.acl = zk.AuthACL(zk.PermAll)
+	}
+	if st.username != "" {
+		// The auth scheme would give the rights to every identity of the
+		// session, its client certificate's (x509) too, which other
+		// users may share: name the digest identity instead.
+		s.acl = append([]zk.ACL(nil), s.acl...)
+		for i, a := range s.acl {
+			if a.Scheme == "auth" {
+				s.acl[i] = zk.ACL{Perms: a.Perms, Scheme: "digest", ID: Digest(st.username, st.password)}
+			}
+		}
 	}
 	return s, nil
 }
@@ -140,6 +167,8 @@ func (s *kv) fail(op string, err error) error {
 		return ErrClosed
 	case errors.Is(err, zk.ErrNoNode):
 		return store.ErrKeyNotFound
+	case errors.Is(err, zk.ErrNoAuth):
+		return s.denied(op, err)
 	case isConnErr(err):
 		return unreachable(op, s.endpoints, err)
 	default:
@@ -188,7 +217,7 @@ func (s *kv) Get(_ context.Context, key string, opts *store.ReadOptions) (*store
 	}
 	data, stat, err := s.zc().Get(p)
 	if err != nil {
-		return nil, s.fail("get", err)
+		return nil, s.fail("get", deniedAt(err, p, zk.PermRead))
 	}
 	return &store.KVPair{Key: key, Value: nonNil(data), LastIndex: uint64(stat.Version)}, nil
 }
@@ -208,7 +237,7 @@ func (s *kv) create(p string, data []byte, flags int32) error {
 	for attempt := 0; ; attempt++ {
 		_, err := s.zc().Create(p, data, flags, s.acl)
 		if !errors.Is(err, zk.ErrNoNode) || attempt == 3 {
-			return err
+			return deniedAt(err, parent(p), zk.PermCreate)
 		}
 		// A parent is missing: create each prefix, tolerating those that
 		// exist, then retry (a parent may vanish again meanwhile).
@@ -216,8 +245,17 @@ func (s *kv) create(p string, data []byte, flags int32) error {
 			if p[i] != '/' {
 				continue
 			}
-			if _, err := s.zc().Create(p[:i], []byte{}, 0, s.acl); err != nil && !errors.Is(err, zk.ErrNodeExists) {
-				return err
+			_, err := s.zc().Create(p[:i], []byte{}, 0, s.acl)
+			if errors.Is(err, zk.ErrNoAuth) {
+				// ZooKeeper checks the right to create before whether the
+				// node exists: an existing parent in a read-only
+				// ancestor (made by an administrator) is refused so.
+				if ok, _, xerr := s.zc().Exists(p[:i]); xerr == nil && ok {
+					continue
+				}
+			}
+			if err != nil && !errors.Is(err, zk.ErrNodeExists) {
+				return deniedAt(err, parent(p[:i]), zk.PermCreate)
 			}
 		}
 	}
@@ -247,7 +285,7 @@ func (s *kv) Put(ctx context.Context, key string, value []byte, opts *store.Writ
 	for {
 		_, err := s.zc().Set(p, value, -1)
 		if !errors.Is(err, zk.ErrNoNode) {
-			return s.fail("put", err)
+			return s.fail("put", deniedAt(err, p, zk.PermWrite))
 		}
 		err = s.create(p, value, flagsOf(opts))
 		if !errors.Is(err, zk.ErrNodeExists) {
@@ -266,7 +304,7 @@ func (s *kv) Delete(_ context.Context, key string) error {
 	if err != nil {
 		return err
 	}
-	return s.fail("delete", s.zc().Delete(p, -1))
+	return s.fail("delete", deniedAt(s.zc().Delete(p, -1), parent(p), zk.PermDelete))
 }
 
 // version converts a LastIndex to a znode data version. ok is false when
@@ -306,7 +344,7 @@ func (s *kv) AtomicPut(_ context.Context, key string, value []byte, previous *st
 	case errors.Is(err, zk.ErrBadVersion):
 		return false, nil, store.ErrKeyModified
 	case err != nil:
-		return false, nil, s.fail("atomic put", err)
+		return false, nil, s.fail("atomic put", deniedAt(err, p, zk.PermWrite))
 	}
 	return true, &store.KVPair{Key: key, Value: value, LastIndex: uint64(stat.Version)}, nil
 }
@@ -329,7 +367,7 @@ func (s *kv) AtomicDelete(_ context.Context, key string, previous *store.KVPair)
 	case errors.Is(err, zk.ErrBadVersion):
 		return false, store.ErrKeyModified
 	case err != nil:
-		return false, s.fail("atomic delete", err)
+		return false, s.fail("atomic delete", deniedAt(err, parent(p), zk.PermDelete))
 	}
 	return true, nil
 }
@@ -342,6 +380,7 @@ func (s *kv) descendants(p string) (paths []string, ok bool, err error) {
 		dir := queue[0]
 		queue = queue[1:]
 		children, _, err := s.zc().Children(dir)
+		err = deniedAt(err, dir, zk.PermRead)
 		if errors.Is(err, zk.ErrNoNode) {
 			if dir == p {
 				return nil, false, nil
@@ -387,7 +426,7 @@ func (s *kv) List(_ context.Context, directory string, opts *store.ReadOptions) 
 			continue
 		}
 		if err != nil {
-			return nil, s.fail("list", err)
+			return nil, s.fail("list", deniedAt(err, c, zk.PermRead))
 		}
 		pairs = append(pairs, &store.KVPair{Key: keyOf(c), Value: nonNil(data), LastIndex: uint64(stat.Version)})
 	}

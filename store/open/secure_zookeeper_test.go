@@ -1,0 +1,80 @@
+//go:build !leadership_no_zookeeper
+
+package open_test
+
+import (
+	"net/url"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/leadership-go/leadership/store/open"
+)
+
+// TestSecureZookeeper runs the secured suite over scripts/secure/zookeeper.sh's
+// server: TLS only, client certificates required, digest identities, the
+// election's znodes created with an ACL that only the candidate may write
+// and the reader may read.
+func TestSecureZookeeper(t *testing.T) {
+	runSecured(t, securedServer{name: "zookeeper", env: "LEADERSHIP_ZK_SECURE", ttl: 2 * time.Second, bad: zookeeperBadConfigs})
+}
+
+// zookeeperBadConfigs derives the broken configurations from the
+// candidate's and the other identity's URLs.
+func zookeeperBadConfigs(t *testing.T, certs string) []badConfig {
+	writer, _, other := securedServer{name: "zookeeper", env: "LEADERSHIP_ZK_SECURE"}.urls(t)
+	spec, err := open.Parse(writer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := func(name string) string { return filepath.Join(certs, name) }
+	// withParams is the candidate's URL with some TLS parameters replaced
+	// (an empty value drops the parameter).
+	withParams := func(kv ...string) string {
+		q := url.Values{}
+		for k, v := range spec.Params {
+			q[k] = v
+		}
+		for i := 0; i < len(kv); i += 2 {
+			if kv[i+1] == "" {
+				q.Del(kv[i])
+			} else {
+				q.Set(kv[i], kv[i+1])
+			}
+		}
+		base, _, _ := strings.Cut(writer, "?")
+		return base + "?" + q.Encode()
+	}
+	wrongPassword := strings.Replace(writer, ":"+url.PathEscape(spec.Password)+"@", ":not-"+url.PathEscape(spec.Password)+"@", 1)
+	if wrongPassword == writer {
+		t.Fatal("cannot find the password in the candidate's URL")
+	}
+	return []badConfig{
+		{name: "wrong password", url: wrongPassword, write: true,
+			want: []string{"authentication failed", "wrong password", `"candidate"`}, secret: spec.Password},
+		{name: "missing permission", url: other, write: true,
+			want: []string{"permission denied", "CREATE", "/secure"}, secret: otherPassword(t, other)},
+		{name: "unknown CA", url: withParams("ca", file("other-ca.crt")),
+			want: []string{"unknown authority"}, secret: spec.Password},
+		{name: "wrong client certificate", url: withParams("cert", file("other-client.crt"), "key", file("other-client.key")),
+			want: []string{"refused the client certificate", "not trusted"}, secret: spec.Password},
+		{name: "expired client certificate", url: withParams("cert", file("expired-client.crt"), "key", file("expired-client.key")),
+			want: []string{"refused the client certificate", "expired"}, secret: spec.Password},
+		{name: "no client certificate", url: withParams("cert", "", "key", ""),
+			want: []string{"without a client certificate|certificate required"}, secret: spec.Password},
+		{name: "plain text to the TLS port", url: withParams("ca", "", "cert", "", "key", ""),
+			want: []string{"speaks TLS"}, secret: spec.Password},
+		{name: "ACL without the scheme's id", url: withParams("acl", "digest:reader:r"),
+			want: []string{"acl", "digest id"}, secret: spec.Password},
+	}
+}
+
+// otherPassword is the password of the other identity's URL.
+func otherPassword(t *testing.T, other string) string {
+	s, err := open.Parse(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Password
+}
