@@ -48,15 +48,37 @@ func (s *Spec) String() string {
 	if len(s.Params) > 0 {
 		q := url.Values{}
 		for k, v := range s.Params {
-			if isSecretParam(k) {
+			switch {
+			case isSecretParam(k):
 				q[k] = []string{"xxxxx"}
-			} else {
+			case strings.EqualFold(k, "acl"):
+				q[k] = maskDigests(v)
+			default:
 				q[k] = v
 			}
 		}
 		b.WriteString("?" + q.Encode())
 	}
 	return b.String()
+}
+
+// maskDigests masks the password digests of ZooKeeper ACL entries
+// ("digest:user:HASH=:crd" becomes "digest:user:xxxxx:crd"): a digest can
+// be guessed offline.
+func maskDigests(acls []string) []string {
+	out := make([]string, len(acls))
+	for i, list := range acls {
+		entries := strings.Split(list, ",")
+		for j, e := range entries {
+			parts := strings.Split(e, ":")
+			if len(parts) >= 4 && strings.EqualFold(parts[0], "digest") {
+				parts[2] = "xxxxx"
+				entries[j] = strings.Join(parts, ":")
+			}
+		}
+		out[i] = strings.Join(entries, ",")
+	}
+	return out
 }
 
 func isSecretParam(k string) bool {

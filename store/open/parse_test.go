@@ -18,6 +18,13 @@ func TestParse(t *testing.T) {
 	if got := s.String(); strings.Contains(got, "cret") || !strings.Contains(got, "alice:xxxxx@") {
 		t.Fatalf("String leaks or mangles: %s", got)
 	}
+	zk, err := Parse("zk://candidate:pw@h:2181?acl=auth::crd,digest:reader:SecretDigest%3D:r,world:anyone:r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := zk.String(); strings.Contains(got, "SecretDigest") || strings.Contains(got, "pw") || !strings.Contains(got, "digest%3Areader%3Axxxxx%3Ar") {
+		t.Fatalf("String leaks a ZooKeeper ACL digest or mangles it: %s", got)
+	}
 	hp, err := (&Spec{Endpoints: []string{"h1", "[::1]", "h2:1"}}).hostPorts("2379")
 	if err != nil || strings.Join(hp, ",") != "h1:2379,[::1]:2379,h2:1" {
 		t.Fatalf("hostPorts: %v %v", hp, err)
