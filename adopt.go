@@ -26,16 +26,24 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 		}
 	}
 	current := s.kind == o.cur.kind && (s.kind == snapMissing || s.kind == snapRecord && s.rec.Token == o.cur.rec.Token)
+	var gone time.Duration // the lease of a hinted holder this read shows gone
 	if !fromWatch && o.hinted {
-		if s.kind != snapRecord || s.rec.Token != o.hint.Token && !s.rec.NewerThan(&o.hint) {
+		if s.kind != snapRecord || !o.hintStands(s.rec) {
 			// The record the watch showed is gone: the store went back
-			// again, and its holder may have renewed it, unseen (the
+			// (again), and its holder may have renewed it, unseen (the
 			// reads failed, the watch was cut), until this read was sent.
 			o.lostTill = max(o.lostTill, o.readSent+o.hintTTL)
+			gone = o.hintTTL
 		}
 		o.hinted, o.hintTTL = false, 0
 	}
 	adopted := o.adoptAt(s, fromWatch, obsAt)
+	if gone > 0 {
+		// Whoever led when this read showed the store gone back, that
+		// holder may lead too (acquireAt): goBack's lost holder is not
+		// the only one.
+		o.lost = lostHolder{ttl: max(o.lost.ttl, gone)}
+	}
 	if !fromWatch || adopted || current {
 		o.lastObs = max(o.lastObs, obsAt)
 	}
@@ -45,24 +53,36 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 	return adopted
 }
 
+// hintStands reports whether a read still shows the holder a watch event
+// hinted at: its record itself, or a later write of the same holder.
+// Counters alone tell nothing once the store went back: a restored record
+// of another holder's past (a release, say) may be newer by its counters
+// than the hinted record that it erased.
+func (o *observer) hintStands(r record) bool {
+	return r.Token == o.hint.Token || r.ID == o.hint.ID && r.NewerThan(&o.hint)
+}
+
 func (o *observer) adoptAt(s snapshot, fromWatch bool, obsAt time.Duration) bool {
 	if fromWatch && o.stale(s) {
-		if o.rewound && s.kind == snapRecord && !s.rec.Free() {
+		if s.kind == snapRecord && !s.rec.Free() {
 			// A holder written after the store went back may act until its
 			// lease ends, even if the store loses that record again before
-			// a read shows it.
+			// a read shows it. Nothing tells such a record from a late
+			// event of the past: not its counters (a candidate that never
+			// saw the newest record numbers its term from an older one),
+			// nor whether a read has shown the store go back yet (it may
+			// have gone back unseen, the reads failing). So every holder
+			// an event shows and the observer does not adopt is waited out.
 			o.lostTill = max(o.lostTill, o.clock()+s.rec.TTL())
-			if s.rec.NewerThan(&o.high) {
-				// It may renew until a read shows the record gone (adopt),
-				// and a candidate that led when the store went back no
-				// longer knows that no one else leads (acquireAt).
-				if !o.hinted || s.rec.NewerThan(&o.hint) {
-					o.hint = s.rec
-				}
-				o.hinted, o.hintTTL = true, max(o.hintTTL, s.rec.TTL())
-				if s.rec.ID != o.lost.id {
-					o.lost = lostHolder{ttl: max(o.lost.ttl, s.rec.TTL())}
-				}
+			// It may renew until a read shows the record gone (adopt), and
+			// a candidate that led when the store went back no longer knows
+			// that no one else leads (acquireAt).
+			if !o.hinted || s.rec.NewerThan(&o.hint) {
+				o.hint = s.rec
+			}
+			o.hinted, o.hintTTL = true, max(o.hintTTL, s.rec.TTL())
+			if s.rec.ID != o.lost.id {
+				o.lost = lostHolder{ttl: max(o.lost.ttl, s.rec.TTL())}
 			}
 		}
 		o.needRead = true

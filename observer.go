@@ -48,9 +48,11 @@ type observer struct {
 	lostAt   time.Duration // when the store was last seen going back
 	lostTill time.Duration // the lost holders' leases may last until then
 	backs    int           // times the store was seen going back
-	// A watch event showed, while the store had gone back, a holder newer
-	// than every record seen: written after the loss, perhaps, and renewed
-	// since as far as anyone knows, until a read shows it or shows it gone.
+	// A watch event showed a holder that the observer did not adopt:
+	// written after the store went back, perhaps (whatever its counters: a
+	// candidate that never saw the newest record numbers its term from an
+	// older one), and renewed since as far as anyone knows, until a read
+	// shows it or shows it gone.
 	hinted  bool
 	hint    record        // the newest such record
 	hintTTL time.Duration // the longest lease among them

@@ -421,3 +421,280 @@ func TestHintedHolderLostAgainIsWaitedOut(t *testing.T) {
 		}
 	})
 }
+
+// 12. The store went back in time (a restore over a's term), and the
+// waiting candidate b holds the restored free record as its state. A new
+// candidate c, which never saw a's term, takes the next term over it: the
+// same term number as a's, so c's record is no newer than the newest b has
+// seen. b's watch shows c's record and b is cut off before a read confirms
+// it; c renews meanwhile. Then the same free record is restored again, byte
+// for byte, over c's term (a backup restored twice), and b, back, reads
+// what looks like its own state stored again. c may have renewed until
+// that read: b waits c's TTL from it, not from when the watch showed c's
+// record (the simulator's seed 50: a restored "g13 t77 s5 free" over
+// "t78 s6 c1").
+func TestStaleHintedHolderRestoredOverIsWaitedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second // renewals every second
+		name := simName("stale-hint-restored")
+		raw, err := memory.Open(context.Background(), memory.Config{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		// The backup: a free record, as a release leaves it.
+		free := record{Term: 1, Seq: 1}
+		backup := free.Stamp()
+		restore := func() {
+			t.Helper()
+			if err := raw.Put(context.Background(), "k", backup, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		restore()
+		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
+		_, first := leaderA(t, ha, ttl) // term 2 over the backup
+		b := NewCandidate(hb, "k", "b", ttl)
+		runCandidate(t, b)
+		time.Sleep(ttl / 2) // b has seen a's term 2, renewed
+		ha.Disconnect()     // a leads until its deadline, then is gone
+		restore()
+		synctest.Wait() // b reads the backup: the store went back; b waits a out
+
+		hb.watchDelay.Store(int64(500 * time.Millisecond))
+		c := NewCandidate(hc, "k", "c", ttl) // never saw term 2
+		runCandidate(t, c)
+		second := leadsSoon(t, c, 0, time.Second)
+		if second.Token != first.Token {
+			t.Fatalf("c took term %d, want a's term number %d again", second.Token, first.Token)
+		}
+		span := spanOf(second)
+		synctest.Wait() // the event of c's record is on its way to b
+		hb.Disconnect() // b is cut off; the event still arrives, its reads fail
+		// c renews three times; b's wait from the event (its TTL) passes.
+		time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
+		hc.Disconnect() // c leads until its deadline
+		restore()       // the same bytes as b's state, under a new index
+		hb.Reconnect()
+		bt := leadsSoon(t, b, second.Token, 3*ttl)
+		<-span.done
+		if bt.Began.Before(span.end) {
+			t.Fatalf("two leaders: c led term %d until %v, b term %d from %v (since c's term began)",
+				second.Token, span.end.Sub(second.Began), bt.Token, bt.Began.Sub(second.Began))
+		}
+	})
+}
+
+// 13. As 12, but the second restore brings back a free record of a's past
+// (its release of term 2, from a backup) whose counters are higher than
+// those of c's records: newer by its counters than what b's watch showed,
+// it still erased c's record, and b waits c's TTL from the read.
+func TestHintedHolderErasedByNewerCountersIsWaitedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second // renewals every second
+		name := simName("hint-erased-newer")
+		raw, err := memory.Open(context.Background(), memory.Config{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		put := func(v []byte) {
+			t.Helper()
+			if err := raw.Put(context.Background(), "k", v, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		free := record{Term: 1, Seq: 1}
+		backup := free.Stamp()
+		put(backup)
+		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
+		_, first := leaderA(t, ha, ttl) // term 2 over the backup
+		b := NewCandidate(hb, "k", "b", ttl)
+		runCandidate(t, b)
+		time.Sleep(ttl / 2)
+		ha.Disconnect()
+		put(backup)
+		synctest.Wait() // b reads the backup: the store went back; b waits a out
+
+		hb.watchDelay.Store(int64(500 * time.Millisecond))
+		c := NewCandidate(hc, "k", "c", ttl)
+		runCandidate(t, c)
+		second := leadsSoon(t, c, 0, time.Second)
+		if second.Token != first.Token {
+			t.Fatalf("c took term %d, want a's term number %d again", second.Token, first.Token)
+		}
+		span := spanOf(second)
+		synctest.Wait() // the event of c's record is on its way to b
+		hb.Disconnect()
+		time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
+		hc.Disconnect()
+		released := record{Term: first.Token, Seq: 9} // a's release of term 2, from a backup
+		put(released.Stamp())
+		hb.Reconnect()
+		bt := leadsSoon(t, b, second.Token, 3*ttl)
+		<-span.done
+		if bt.Began.Before(span.end) {
+			t.Fatalf("two leaders: c led term %d until %v, b term %d from %v (since c's term began)",
+				second.Token, span.end.Sub(second.Began), bt.Token, bt.Began.Sub(second.Began))
+		}
+	})
+}
+
+// 14. As 12, but between the two restores b reads another free record,
+// newer than the one the store went back to and older than a's: b is no
+// longer rewound, yet still behind the newest record it saw, so c's record
+// is again only a hint to b, and b waits c's TTL from the read that shows
+// it gone.
+func TestHintedHolderWaitedOutAfterPartialRecovery(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second // renewals every second
+		name := simName("hint-partial-recovery")
+		raw, err := memory.Open(context.Background(), memory.Config{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		put := func(v []byte) {
+			t.Helper()
+			if err := raw.Put(context.Background(), "k", v, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		older, newer := record{Term: 1, Seq: 1}, record{Term: 1, Seq: 2}
+		put(older.Stamp())
+		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
+		_, first := leaderA(t, ha, ttl) // term 2
+		b := NewCandidate(hb, "k", "b", ttl)
+		runCandidate(t, b)
+		time.Sleep(ttl / 2)
+		ha.Disconnect()
+		put(older.Stamp())
+		synctest.Wait() // b reads term 1 seq 1: the store went back; b waits a out
+		backup := newer.Stamp()
+		put(backup)
+		synctest.Wait() // b reads term 1 seq 2: newer than its state, older than a's record
+
+		hb.watchDelay.Store(int64(500 * time.Millisecond))
+		c := NewCandidate(hc, "k", "c", ttl)
+		runCandidate(t, c)
+		second := leadsSoon(t, c, 0, time.Second)
+		if second.Token != first.Token {
+			t.Fatalf("c took term %d, want a's term number %d again", second.Token, first.Token)
+		}
+		span := spanOf(second)
+		synctest.Wait() // the event of c's record is on its way to b
+		hb.Disconnect()
+		time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
+		hc.Disconnect()
+		put(backup) // b's state, byte for byte, under a new index
+		hb.Reconnect()
+		bt := leadsSoon(t, b, second.Token, 3*ttl)
+		<-span.done
+		if bt.Began.Before(span.end) {
+			t.Fatalf("two leaders: c led term %d until %v, b term %d from %v (since c's term began)",
+				second.Token, span.end.Sub(second.Began), bt.Token, bt.Began.Sub(second.Began))
+		}
+	})
+}
+
+// 15. b has not yet read that the store went back (its reads fail, its
+// watch works) when its watch shows c's record: no newer by its counters
+// than a's, whose seq is higher, it is not adopted. Then the store goes
+// back again over c's record and b's read shows it: b waits out not only
+// a (the holder of its state) but c, whose lease is longer, from the read.
+func TestUnadoptedHolderWithLongerLeaseIsWaitedOut(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const short, long = time.Second, 3 * time.Second
+		name := simName("unadopted-longer")
+		raw, err := memory.Open(context.Background(), memory.Config{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		put := func(v []byte) {
+			if err := raw.Put(context.Background(), "k", v, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r0 := record{Term: 1, Seq: 1}
+		v0 := r0.Stamp()
+		put(v0)
+		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
+		_, first := leaderA(t, ha, short)
+		b := NewCandidate(hb, "k", "b", short)
+		runCandidate(t, b)
+		// a renews for 3 TTLs: its seq (9) is above any c will reach.
+		time.Sleep(3 * short)
+		ha.Disconnect()
+		hb.failGets.Store(true) // b's reads fail; its watch still works
+		// b's watch shows the restore; b cannot read it.
+		put(v0)
+		c := NewCandidate(hc, "k", "c", long)
+		runCandidate(t, c)
+		second := leadsSoon(t, c, 0, time.Second)
+		if second.Token != first.Token {
+			t.Fatalf("c took %d", second.Token)
+		}
+		span := spanOf(second)
+		time.Sleep(time.Until(second.Began.Add(2*long/3 + 200*time.Millisecond)))
+		hc.Disconnect()
+		put(v0)
+		hb.failGets.Store(false)
+		bt := leadsSoon(t, b, second.Token, 3*long)
+		<-span.done
+		if bt.Began.Before(span.end) {
+			t.Fatalf("two leaders: c led term %d until %v, b term %d from %v",
+				second.Token, span.end.Sub(second.Began), bt.Token, bt.Began.Sub(second.Began))
+		}
+	})
+}
+
+// 16. The leader a cannot read (its watch works) when the store is
+// restored under it and a new candidate c takes the same term number; a's
+// watch shows c's record. The store is restored again over c's record,
+// and a's read shows the store gone back while a still leads. a may start
+// a term at once only if no one else can have led: c may, so a waits c's
+// lease out from the read.
+func TestLeaderShownAnotherHolderIsNotExempt(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("leader-not-exempt")
+		raw, err := memory.Open(context.Background(), memory.Config{Name: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer raw.Close()
+		put := func(v []byte) {
+			if err := raw.Put(context.Background(), "k", v, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		r0 := record{Term: 1, Seq: 1}
+		v0 := r0.Stamp()
+		put(v0)
+		ha, hc := newFaultStore(t, name), newFaultStore(t, name)
+		a, first := leaderA(t, ha, ttl)
+		// a renews for 3 TTLs: its seq (9) is above any c will reach.
+		time.Sleep(time.Until(first.Began.Add(3*ttl + 100*time.Millisecond)))
+		// a's reads fail; its watch works.
+		ha.failGets.Store(true)
+		put(v0)
+		c := NewCandidate(hc, "k", "c", ttl)
+		runCandidate(t, c)
+		second := leadsSoon(t, c, 0, time.Second)
+		if second.Token != first.Token {
+			t.Fatalf("c took %d", second.Token)
+		}
+		span := spanOf(second)
+		time.Sleep(time.Until(second.Began.Add(ttl/3 + 300*time.Millisecond)))
+		hc.Disconnect()
+		put(v0)
+		ha.failGets.Store(false)
+		at := leadsSoon(t, a, second.Token, 3*ttl)
+		<-span.done
+		if at.Began.Before(span.end) {
+			t.Fatalf("two leaders: c led term %d until %v, a term %d from %v",
+				second.Token, span.end.Sub(second.Began), at.Token, at.Began.Sub(second.Began))
+		}
+	})
+}
