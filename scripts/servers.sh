@@ -199,9 +199,9 @@ zk_4lw() { # PORT WORD -> reply of a ZooKeeper four-letter word
 pkgs_for() {
 	case $1 in
 	etcd) echo etcd-server etcd-client ;;
-	zookeeper) echo zookeeper netcat-openbsd ;;
+	zookeeper) echo zookeeper netcat-openbsd openssl ;; # openssl: zookeeper-secure's digests
 	redis) echo redis-server ;;
-	postgres) echo postgresql-15 ;;
+	postgres) echo postgresql-15 openssl ;; # openssl: postgres-secure's extra certificate
 	consul) ;;
 	*) die "unknown install target '$1' (all etcd zookeeper redis postgres consul)" ;;
 	esac
