@@ -172,7 +172,8 @@ func noArgs(cmd string, args []string) error {
 }
 
 // follow opens a client of the store and follows the election on it
-// (warning on stderr that memory:// is this process's own). It
+// (warning on stderr that memory:// is this process's own), retrying a
+// store that does not answer its first read (startUntilRead). It
 // returns the follower, its store errors, and stop, which stops the
 // follower and closes the client.
 func (e *electionFlags) follow(ctx context.Context, stderr io.Writer) (f *leadership.Follower, errs <-chan error, stop func(), err error) {
@@ -181,10 +182,16 @@ func (e *electionFlags) follow(ctx context.Context, stderr io.Writer) (f *leader
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	f = leadership.NewFollower(kv, e.key)
-	if _, errs, err = f.FollowElection(); err != nil {
+	start := func() error {
+		f = leadership.NewFollower(kv, e.key)
+		if _, errs, err = f.FollowElection(); err != nil {
+			return startError(err)
+		}
+		return nil
+	}
+	if err := startUntilRead(ctx, start, 0, &logger{w: stderr, prefix: "leadership: "}); err != nil {
 		_ = kv.Close()
-		return nil, nil, nil, startError(err)
+		return nil, nil, nil, err
 	}
 	return f, errs, func() { f.Stop(); _ = kv.Close() }, nil
 }

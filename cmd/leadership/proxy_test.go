@@ -411,7 +411,7 @@ func TestProxyRefusedHoldsThen503(t *testing.T) {
 	if !strings.Contains(p.stderr.String(), "more failed requests not logged") {
 		t.Errorf("the log does not count the failures it left out:\n%s", p.stderr.String())
 	}
-	if strings.Contains(p.stderr.String(), "502") {
+	if strings.Contains(p.stderr.String(), ": 502") {
 		t.Errorf("a 502 was logged:\n%s", p.stderr.String())
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership"
 )
 
@@ -242,7 +243,7 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 			cand, elected, errs = nil, nil, nil
 		}
 	}
-	if err := campaign(); err != nil {
+	if err := startUntilRead(ctx, campaign, cfg.try, lg); err != nil {
 		return err
 	}
 	defer withdraw()
@@ -393,4 +394,45 @@ func (b *restartBackoff) delay(ran time.Duration) time.Duration {
 	d := b.next
 	b.next = min(2*b.next, restartMaxDelay)
 	return d
+}
+
+// startUntilRead calls start (a campaign, a follower's start) until the
+// store answers its first read: a store that is slow or restarting when
+// the command starts is retried (backing off from 500ms to 5s, each
+// failure logged), not a reason to exit. It gives up when ctx ends (with
+// the last error) or after try, if positive (exit 6, as run --try);
+// other errors (a refused password, a missing right) end it at once.
+func startUntilRead(ctx context.Context, start func() error, try time.Duration, lg *logger) error {
+	var giveUp <-chan time.Time
+	if try > 0 {
+		t := time.NewTimer(try)
+		defer t.Stop()
+		giveUp = t.C
+	}
+	delay := 500 * time.Millisecond
+	for {
+		err := start()
+		if err == nil || !transient(err) {
+			return err
+		}
+		lg.printf("%v (retrying in %v)", err, delay)
+		t := time.NewTimer(delay)
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-giveUp:
+			t.Stop()
+			return &exitError{code: exitNotElected, err: fmt.Errorf("not elected within --try %v: the store did not answer (%w)", try, err)}
+		}
+		delay = min(2*delay, 5*time.Second)
+	}
+}
+
+// transient reports whether err, from a start, is the store not answering
+// (unreachable, or no answer in time) rather than refusing.
+func transient(err error) bool {
+	return errors.Is(err, leadership.ErrStore) &&
+		(errors.Is(err, store.ErrNotReachable) || errors.Is(err, context.DeadlineExceeded))
 }
