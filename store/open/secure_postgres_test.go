@@ -35,7 +35,7 @@ func TestSecurePostgres(t *testing.T) {
 // postgresBadConfigs are the candidate's URL (and the other role's) with
 // one thing wrong each.
 func postgresBadConfigs(t *testing.T, certs string) []badConfig {
-	writer, other := os.Getenv("LEADERSHIP_POSTGRES_SECURE"), os.Getenv("LEADERSHIP_POSTGRES_SECURE_OTHER")
+	writer, other := patient(os.Getenv("LEADERSHIP_POSTGRES_SECURE")), patient(os.Getenv("LEADERSHIP_POSTGRES_SECURE_OTHER"))
 	u, err := url.Parse(writer)
 	if err != nil {
 		t.Fatalf("LEADERSHIP_POSTGRES_SECURE %s: not a URL", redact(writer))

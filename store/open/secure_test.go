@@ -62,7 +62,25 @@ func (s securedServer) urls(t *testing.T) (writer, reader, other string) {
 	if writer == "" {
 		t.Skipf("%s is not set: start the secured server (scripts/servers.sh start %s-secure; eval \"$(scripts/servers.sh env)\")", s.env, s.name)
 	}
-	return writer, os.Getenv(s.env + "_READER"), os.Getenv(s.env + "_OTHER")
+	return patient(writer), patient(os.Getenv(s.env + "_READER")), patient(os.Getenv(s.env + "_OTHER"))
+}
+
+// patient gives url a connect timeout of 20s unless it has one: a TLS
+// handshake with a client certificate (and SCRAM) under -race on a loaded
+// machine can take longer than the default 5s. PostgreSQL's is its DSN's
+// connect_timeout (in seconds); the other schemes take dial_timeout.
+func patient(url string) string {
+	if url == "" || strings.Contains(url, "dial_timeout=") || strings.Contains(url, "connect_timeout=") {
+		return url
+	}
+	sep := "?"
+	if strings.Contains(url, "?") {
+		sep = "&"
+	}
+	if strings.HasPrefix(url, "postgres") {
+		return url + sep + "connect_timeout=20"
+	}
+	return url + sep + "dial_timeout=20s"
 }
 
 // runSecured runs every secured check on s.
