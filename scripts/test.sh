@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# The whole test suite: installs and starts the real servers the backend
-# tests need (scripts/servers.sh, on 127.0.0.1), then go vet and
-# go test -race over every package, one package at a time (some tests stop
-# and restart the servers). Extra arguments go to `go test` (-run, -v ...).
+# The whole test suite: go vet, then go test -race over every package, one
+# package at a time, with the real servers each needs (scripts/servers.sh,
+# on 127.0.0.1) installed and started first. Extra arguments go to
+# `go test` (-run, -v ...).
+#
+# A package runs with only the servers its tests use running (the table in
+# servers_for): idle servers cost a starved machine's CPU (a 3-member etcd
+# cluster heartbeats every 10 ms), and a PostgreSQL forking backends beside
+# them answers late. Packages that need no server run with none.
 #
 # LEADERSHIP_SERVERS=0 skips the servers: the backend tests then skip
 # themselves and only what needs no server runs.
@@ -10,13 +15,52 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
 
-if [[ ${LEADERSHIP_SERVERS:-1} != 0 ]]; then
-	scripts/servers.sh install all
-	trap 'scripts/servers.sh stop >/dev/null 2>&1 || true' EXIT
-	scripts/servers.sh start all
-	eval "$(scripts/servers.sh env)"
-	export LEADERSHIP_RESTART_SERVERS=1
-fi
+module=$(go list -m)
+
+# servers_for PACKAGE: the servers.sh names its tests use ("" for none).
+servers_for() {
+	case ${1#"$module"} in
+	/store/etcd) echo etcd etcd-cluster ;;
+	/store/zookeeper) echo zookeeper zookeeper-ensemble ;;
+	/store/consul) echo consul ;;
+	/store/redis) echo redis ;;
+	/store/postgres) echo postgres ;;
+	/store/open) echo secure etcd etcd-cluster redis postgres consul ;;
+	/cmd/leadership) echo plain ;;
+	*) echo "" ;;
+	esac
+}
 
 go vet ./...
-go test -race -count=1 -p 1 -timeout 40m "$@" ./...
+
+mapfile -t packages < <(go list ./...)
+
+if [[ ${LEADERSHIP_SERVERS:-1} == 0 ]]; then
+	exec go test -race -count=1 -p 1 -timeout 40m "$@" ./...
+fi
+
+scripts/servers.sh install all
+trap 'scripts/servers.sh stop >/dev/null 2>&1 || true' EXIT
+export LEADERSHIP_RESTART_SERVERS=1
+
+# Packages without servers first, in one go test run.
+serverless=()
+for p in "${packages[@]}"; do
+	[[ -n $(servers_for "$p") ]] || serverless+=("$p")
+done
+failed=0
+go test -race -count=1 -p 1 -timeout 40m "$@" "${serverless[@]}" || failed=1
+
+# Then each backend package with its servers alone.
+for p in "${packages[@]}"; do
+	need=$(servers_for "$p")
+	[[ -n $need ]] || continue
+	scripts/servers.sh stop >/dev/null
+	# shellcheck disable=SC2086
+	scripts/servers.sh start $need
+	(
+		eval "$(scripts/servers.sh env)"
+		go test -race -count=1 -timeout 40m "$@" "$p"
+	) || failed=1
+done
+exit "$failed"
