@@ -27,9 +27,9 @@ func etcdChildClient(ctx context.Context, spec childSpec) (*clientv3.Client, *co
 		return nil, nil, err
 	}
 	secs := max(1, int((spec.TTL+time.Second-1)/time.Second))
-	sctx, cancel := context.WithTimeout(ctx, openTimeout)
-	defer cancel()
-	sess, err := concurrency.NewSession(cli, concurrency.WithTTL(secs), concurrency.WithContext(sctx))
+	// The session's context must outlive the session: its keep-alive
+	// stops when it ends.
+	sess, err := concurrency.NewSession(cli, concurrency.WithTTL(secs), concurrency.WithContext(ctx))
 	if err != nil {
 		_ = cli.Close()
 		return nil, nil, fmt.Errorf("etcd session: %w", err)
