@@ -66,6 +66,7 @@ type config struct {
 	jsonFile    string
 	quick       bool
 	clientLogs  bool
+	processes   bool // cross-process mode: every participant a child process
 	runID       string
 	command     string
 }
@@ -128,6 +129,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&cfg.holdoff, "holdoff", 250*time.Millisecond, "resign holdoff of the handoff candidates (WithResignHoldoff); it lapses untimed between rounds")
 	fs.StringVar(&cfg.jsonFile, "json", "", "also write the raw numbers to `FILE` as JSON")
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: --rounds 10 --crash-rounds 1 --idle 5s unless given")
+	fs.BoolVar(&cfg.processes, "processes", false, "cross-process mode: every candidate, follower and etcd Election participant in its own process (linux); handoff by Stop, crash by SIGKILL, no idle measurement")
 	fs.BoolVar(&cfg.clientLogs, "client-logs", false, "keep the store clients' own log lines on stderr (reconnect failures of vanished clients, mostly)")
 	urls := map[string]*string{}
 	for _, k := range known {
@@ -159,6 +161,8 @@ func parseFlags(args []string) (*config, error) {
 		}
 	}
 	switch {
+	case cfg.processes && !procsSupported:
+		return nil, errors.New("--processes: needs linux (a clock shared by processes, children that die with the parent)")
 	case cfg.rounds < 1:
 		return nil, fmt.Errorf("--rounds %d: want at least 1", cfg.rounds)
 	case cfg.crashRounds < 0:
@@ -263,6 +267,9 @@ func progress(format string, a ...any) {
 }
 
 func main() {
+	if spec := os.Getenv(childEnv); spec != "" {
+		os.Exit(childMain(spec)) // a participant of --processes
+	}
 	os.Exit(run(os.Args[1:]))
 }
 
@@ -285,7 +292,12 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	baseline := runtime.NumGoroutine()
-	rep := measure(ctx, cfg)
+	var rep *report
+	if cfg.processes {
+		rep = measureProcs(ctx, cfg)
+	} else {
+		rep = measure(ctx, cfg)
+	}
 	rep.GoroutinesStart = baseline
 	rep.GoroutinesEnd = settleGoroutines(baseline)
 	if rep.GoroutinesEnd > baseline {
