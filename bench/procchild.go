@@ -97,8 +97,14 @@ func runChild(ctx context.Context, spec childSpec, in io.Reader, out io.Writer) 
 // waitStop returns on the stop command (true) or when the parent closed
 // the commands (false).
 func waitStop(cmds <-chan string) bool {
+	return waitCommand(cmds, cmdStop)
+}
+
+// waitCommand returns on the command want (true) or when the parent
+// closed the commands (false).
+func waitCommand(cmds <-chan string, want string) bool {
 	for c := range cmds {
-		if c == cmdStop {
+		if c == want {
 			return true
 		}
 	}
@@ -158,12 +164,16 @@ func childCandidate(ctx context.Context, spec childSpec, ev *eventWriter, cmds <
 			ev.emit(pkError, 0, monoNow(), err.Error())
 		}
 	}()
-	if waitStop(cmds) {
+	stopped := waitStop(cmds)
+	if stopped {
 		ev.emit(pkRelease, 0, monoNow(), "")
 	}
 	cand.Stop()
 	ev.emit(pkStopped, 0, monoNow(), "")
 	<-done
+	if stopped {
+		waitCommand(cmds, cmdExit)
+	}
 	return closeTraced(client)
 }
 

@@ -68,6 +68,7 @@ func childElection(ctx context.Context, spec childSpec, ev *eventWriter, cmds <-
 			errs = append(errs, el.Resign(rctx))
 			rcancel()
 			ev.emit(pkReleased, 0, monoNow(), "")
+			waitCommand(cmds, cmdExit)
 		}
 	default:
 	}

@@ -133,6 +133,9 @@ func procElectionHandoff(ctx context.Context, spec *open.Spec, be *backend, cfg 
 			ph.Release = append(ph.Release, msf(r.at.Sub(rel.at)))
 			ph.Deliver = append(ph.Deliver, msf(el.at.Sub(r.at)))
 		}
+		if err := g.command(old, cmdExit); err != nil {
+			return fmt.Errorf("tell %s to exit: %w", old.name, err)
+		}
 		if err := g.waitExit(old); err != nil {
 			return err
 		}

@@ -33,7 +33,12 @@ const (
 
 // Commands the parent sends.
 const (
-	cmdStop = "stop" // step down and hand over (Stop; etcd: Resign, then close the session), then exit
+	cmdStop = "stop" // step down and hand over (Stop; etcd: Resign), then wait for cmdExit
+	// cmdExit closes the client (etcd: the session, then the client) and
+	// exits. It is sent once the round is measured, so that the old
+	// process's teardown (its connections closed, the server's work for
+	// them) is part of the untimed replacement, not of the handoff.
+	cmdExit = "exit"
 )
 
 // procEvent is one parsed line of a child.

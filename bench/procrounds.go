@@ -132,6 +132,7 @@ func procHandoff(ctx context.Context, be *backend, cfg *config) (res *handoffRes
 				return res, ph, ctx.Err()
 			}
 			res.Failed++
+			_ = g.command(old, cmdExit)
 			old.dead = true
 			if lead, err = g.waitStableProc(ctx, timeout); err != nil {
 				return res, ph, err
@@ -146,6 +147,9 @@ func procHandoff(ctx context.Context, be *backend, cfg *config) (res *handoffRes
 		res.Handoff = append(res.Handoff, msf(el.at.Sub(rel.at)))
 		res.FollowerAfter = append(res.FollowerAfter, msf(fe.at.Sub(el.at)))
 		res.ResignToFollower = append(res.ResignToFollower, msf(fe.at.Sub(rel.at)))
+		if err := g.command(old, cmdExit); err != nil {
+			return res, ph, fmt.Errorf("tell %s to exit: %w", old.name, err)
+		}
 		if err := g.waitExit(old); err != nil {
 			return res, ph, err
 		}
