@@ -12,6 +12,7 @@ import (
 // phases, from the children's traces of their store calls (milliseconds).
 type phaseResult struct {
 	Release  []float64 `json:"release_ms"`    // Stop called -> the leader's releasing write returned
+	Prepare  []float64 `json:"prepare_ms"`    // Stop called -> the leader's releasing write began
 	Push     []float64 `json:"push_ms"`       // release returned -> the successor's watch delivered an event
 	React    []float64 `json:"react_ms"`      // that watch event -> the successor's acquiring write began
 	Acquire  []float64 `json:"acquire_ms"`    // the acquiring write, start to return
@@ -25,9 +26,9 @@ type phaseResult struct {
 // Push can be negative: the successor's watch may deliver the release
 // before the leader's write has returned to it.
 type handoffPhase struct {
-	release, push, react, acquire, deliver float64
-	between                                int
-	leaderCalls, succCalls                 string
+	release, prepare, push, react, acquire, deliver float64
+	between                                         int
+	leaderCalls, succCalls                          string
 }
 
 func isWrite(method string) bool {
@@ -51,11 +52,11 @@ func callOf(e event) (method string, start bool) {
 // elected at el.
 func cutHandoff(evs []event, lead, succ int, rel, el event) handoffPhase {
 	nan := math.NaN()
-	p := handoffPhase{release: nan, push: nan, react: nan, acquire: nan, deliver: nan}
+	p := handoffPhase{release: nan, prepare: nan, push: nan, react: nan, acquire: nan, deliver: nan}
 	ms := func(a, b time.Time) float64 { return msf(b.Sub(a)) }
 	// The leader's calls from Stop until it stopped; the release is its
 	// first write's return.
-	var relDone time.Time
+	var relStart, relDone time.Time
 	var lcalls []string
 	for _, e := range evs {
 		if e.who != lead || e.at.Before(rel.at) {
@@ -67,6 +68,9 @@ func cutHandoff(evs []event, lead, succ int, rel, el event) handoffPhase {
 		if m, start := callOf(e); m != "" {
 			if start {
 				lcalls = append(lcalls, m)
+				if isWrite(m) && relStart.IsZero() {
+					relStart = e.at
+				}
 			} else if isWrite(m) && relDone.IsZero() {
 				relDone = e.at
 			}
@@ -77,6 +81,9 @@ func cutHandoff(evs []event, lead, succ int, rel, el event) handoffPhase {
 		return p
 	}
 	p.release = ms(rel.at, relDone)
+	if !relStart.IsZero() {
+		p.prepare = ms(rel.at, relStart)
+	}
 	// The successor: its calls from the release until elected, the first
 	// watch event after the release, the first write after that event.
 	var push, wStart, wEnd time.Time
@@ -129,7 +136,7 @@ func (r *phaseResult) add(p handoffPhase) {
 	for _, x := range []struct {
 		v  float64
 		to *[]float64
-	}{{p.release, &r.Release}, {p.push, &r.Push}, {p.react, &r.React}, {p.acquire, &r.Acquire}, {p.deliver, &r.Deliver}} {
+	}{{p.release, &r.Release}, {p.prepare, &r.Prepare}, {p.push, &r.Push}, {p.react, &r.React}, {p.acquire, &r.Acquire}, {p.deliver, &r.Deliver}} {
 		if !math.IsNaN(x.v) {
 			*x.to = append(*x.to, x.v)
 		}
