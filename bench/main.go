@@ -67,6 +67,7 @@ type config struct {
 	quick       bool
 	clientLogs  bool
 	processes   bool // cross-process mode: every participant a child process
+	scale       scaleConfig
 	runID       string
 	command     string
 }
@@ -130,6 +131,9 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&cfg.jsonFile, "json", "", "also write the raw numbers to `FILE` as JSON")
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: --rounds 10 --crash-rounds 1 --idle 5s unless given")
 	fs.BoolVar(&cfg.processes, "processes", false, "cross-process mode: every candidate, follower and etcd Election participant in its own process (linux); handoff by Stop, crash by SIGKILL, no idle measurement")
+	fs.IntVar(&cfg.scale.elections, "scale", 0, "scale mode: run `N` concurrent elections (two candidates and a follower each) on one client per backend, and nothing else")
+	fs.DurationVar(&cfg.scale.ttl, "scale-ttl", 30*time.Second, "lease `TTL` of the --scale elections")
+	fs.DurationVar(&cfg.scale.idle, "scale-idle", time.Minute, "idle counting `window` of the --scale run")
 	fs.BoolVar(&cfg.clientLogs, "client-logs", false, "keep the store clients' own log lines on stderr (reconnect failures of vanished clients, mostly)")
 	urls := map[string]*string{}
 	for _, k := range known {
@@ -163,6 +167,14 @@ func parseFlags(args []string) (*config, error) {
 	switch {
 	case cfg.processes && !procsSupported:
 		return nil, errors.New("--processes: needs linux (a clock shared by processes, children that die with the parent)")
+	case cfg.scale.elections < 0:
+		return nil, fmt.Errorf("--scale %d: want 0 or more", cfg.scale.elections)
+	case cfg.scale.elections > 0 && cfg.processes:
+		return nil, errors.New("--scale and --processes: choose one")
+	case cfg.scale.ttl < 100*time.Millisecond || cfg.scale.ttl > 5*time.Minute:
+		return nil, fmt.Errorf("--scale-ttl %v: want 100ms to 5m", cfg.scale.ttl)
+	case cfg.scale.idle < 0:
+		return nil, fmt.Errorf("--scale-idle %v: want 0 or more", cfg.scale.idle)
 	case cfg.rounds < 1:
 		return nil, fmt.Errorf("--rounds %d: want at least 1", cfg.rounds)
 	case cfg.crashRounds < 0:
@@ -292,6 +304,18 @@ func run(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	baseline := runtime.NumGoroutine()
+	if cfg.scale.elections > 0 {
+		cfg.scale.rounds, cfg.scale.parallel = cfg.rounds, 64
+		code := runScale(ctx, cfg, &cfg.scale, stdout)
+		if n := settleGoroutines(baseline); n > baseline {
+			fmt.Fprintf(stderr, "bench: %d goroutines still running at the end (%d at the start)\n", n, baseline)
+			if ours, _ := leftovers(); len(ours) > 0 {
+				_ = pprof.Lookup("goroutine").WriteTo(stderr, 1)
+				code = 1
+			}
+		}
+		return code
+	}
 	var rep *report
 	if cfg.processes {
 		rep = measureProcs(ctx, cfg)

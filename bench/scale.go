@@ -1,0 +1,381 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/internal/workpool"
+	"github.com/leadership-go/leadership/store/open"
+)
+
+// The --scale mode: N concurrent elections, each with two candidates and a
+// follower, all on one store handle (one client) per backend.
+
+// scaleConfig is what the --scale flags set.
+type scaleConfig struct {
+	elections int
+	ttl       time.Duration
+	idle      time.Duration
+	rounds    int
+	parallel  int // RunForElection calls made at once while starting
+}
+
+// scaleResult is one backend's figures.
+type scaleResult struct {
+	Name              string           `json:"name"`
+	Elections         int              `json:"elections"`
+	Participants      int              `json:"participants"`
+	TTL               string           `json:"ttl"`
+	StartSeconds      float64          `json:"start_s"`   // first start -> every candidate and follower running
+	LeadersSeconds    float64          `json:"leaders_s"` // first start -> every follower names a leader
+	GoroutinesPer     float64          `json:"goroutines_per_election"`
+	HeapKiBPer        float64          `json:"heap_kib_per_election"`
+	IdleWindow        string           `json:"idle_window"`
+	IdlePerMinute     float64          `json:"idle_requests_per_min"`
+	IdleByMethod      map[string]int64 `json:"idle_requests_by_method"` // per minute
+	IdleChanges       int64            `json:"idle_leader_changes"`     // elected transitions during the idle window
+	Handoff           *stats           `json:"handoff"`                 // Resign -> the other candidate elected, others idle
+	StopSeconds       float64          `json:"stop_s"`
+	Errors            []string         `json:"errors,omitempty"`
+	ChannelErrors     int64            `json:"channel_errors"` // errors the candidates' and followers' error channels reported
+	StartupErrors     int64            `json:"startup_channel_errors"` // of which until every follower named a leader
+	IdleErrors        int64            `json:"idle_channel_errors"`    // of which during the idle window
+	FirstChannelError string           `json:"first_channel_error,omitempty"`
+}
+
+// scaleElection is one election of the run: two candidates and a follower.
+type scaleElection struct {
+	cands   [2]*leadership.Candidate
+	fol     *leadership.Follower
+	elected [2]chan struct{} // a token each time candidate k is elected
+	named   atomic.Bool      // the follower has named a leader
+}
+
+// scaleRun holds one backend's elections while they run.
+type scaleRun struct {
+	cfg         *scaleConfig
+	elections   []*scaleElection
+	transitions atomic.Int64 // elected=true deliveries, all candidates
+	namedCount  atomic.Int64
+	allNamed    chan struct{}
+	readers     sync.WaitGroup
+	errCount    atomic.Int64
+	firstErr    atomic.Value
+}
+
+func (r *scaleRun) noteErr(err error) {
+	if r.errCount.Add(1) == 1 {
+		r.firstErr.Store(err.Error())
+	}
+}
+
+// readCandidate drains one candidate's channels (one goroutine each).
+func (r *scaleRun) readCandidate(e *scaleElection, k int, elected <-chan bool, errs <-chan error) {
+	r.readers.Go(func() {
+		for elected != nil || errs != nil {
+			select {
+			case v, ok := <-elected:
+				if !ok {
+					elected = nil
+					continue
+				}
+				if v {
+					r.transitions.Add(1)
+					select {
+					case e.elected[k] <- struct{}{}:
+					default:
+					}
+				}
+			case err, ok := <-errs:
+				if !ok {
+					errs = nil
+					continue
+				}
+				r.noteErr(err)
+			}
+		}
+	})
+}
+
+// readFollower drains the follower's channels.
+func (r *scaleRun) readFollower(e *scaleElection, leaders <-chan string, errs <-chan error) {
+	r.readers.Go(func() {
+		for leaders != nil || errs != nil {
+			select {
+			case name, ok := <-leaders:
+				if !ok {
+					leaders = nil
+					continue
+				}
+				if name != "" && !e.named.Swap(true) {
+					if r.namedCount.Add(1) == int64(len(r.elections)) {
+						close(r.allNamed)
+					}
+				}
+			case err, ok := <-errs:
+				if !ok {
+					errs = nil
+					continue
+				}
+				r.noteErr(err)
+			}
+		}
+	})
+}
+
+// readersPerElection is how many goroutines of the bench read one
+// election's channels; they are not counted as the library's.
+const readersPerElection = 3
+
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
+}
+
+// measureScale runs the --scale measurement on one backend.
+func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix string) *scaleResult {
+	res := &scaleResult{Name: be.name, Elections: sc.elections, Participants: 3 * sc.elections, TTL: sc.ttl.String(), IdleWindow: sc.idle.String()}
+	fail := func(what string, err error) *scaleResult {
+		res.Errors = append(res.Errors, what+": "+err.Error())
+		progress("%s: %s: %v", be.name, what, err)
+		return res
+	}
+	octx, cancel := context.WithTimeout(ctx, openTimeout)
+	raw, err := open.Store(octx, be.url)
+	cancel()
+	if err != nil {
+		return fail("open", err)
+	}
+	client := newCounting(raw)
+	defer func() {
+		if err := withTimeout("closing the client", closeTimeout, func() { _ = raw.Close() }); err != nil {
+			res.Errors = append(res.Errors, err.Error())
+		}
+	}()
+
+	heap0, g0 := heapInUse(), runtime.NumGoroutine()
+	r := &scaleRun{cfg: sc, elections: make([]*scaleElection, sc.elections), allNamed: make(chan struct{})}
+	for i := range r.elections {
+		key := fmt.Sprintf("%s/%d", prefix, i)
+		e := &scaleElection{fol: leadership.NewFollower(client, key)}
+		for k := range e.cands {
+			e.cands[k] = leadership.NewCandidate(client, key, fmt.Sprintf("e%d-c%d", i, k), sc.ttl, leadership.WithResignHoldoff(sc.ttl))
+			e.elected[k] = make(chan struct{}, 1)
+		}
+		r.elections[i] = e
+	}
+	defer func() {
+		start := time.Now()
+		workpool.Each(len(r.elections), sc.parallel, func(i int) {
+			e := r.elections[i]
+			e.fol.Stop()
+			for _, c := range e.cands {
+				c.Stop()
+			}
+		})
+		res.StopSeconds = time.Since(start).Seconds()
+		r.readers.Wait()
+		res.ChannelErrors = r.errCount.Load()
+		if s, ok := r.firstErr.Load().(string); ok {
+			res.FirstChannelError = s
+		}
+		progress("%s: stopped %d elections in %.1fs", be.name, sc.elections, res.StopSeconds)
+	}()
+
+	progress("%s: starting %d elections (2 candidates and a follower each) on one client", be.name, sc.elections)
+	start := time.Now()
+	var startErrs atomic.Int64
+	var firstStartErr atomic.Value
+	workpool.Each(len(r.elections), sc.parallel, func(i int) {
+		e := r.elections[i]
+		leaders, ferrs, err := e.fol.FollowElectionContext(ctx)
+		if err != nil {
+			if startErrs.Add(1) == 1 {
+				firstStartErr.Store(err)
+			}
+			return
+		}
+		r.readFollower(e, leaders, ferrs)
+		for k, c := range e.cands {
+			elected, cerrs, err := c.RunForElectionContext(ctx)
+			if err != nil {
+				if startErrs.Add(1) == 1 {
+					firstStartErr.Store(err)
+				}
+				continue
+			}
+			r.readCandidate(e, k, elected, cerrs)
+		}
+	})
+	res.StartSeconds = time.Since(start).Seconds()
+	if n := startErrs.Load(); n > 0 {
+		return fail("start", fmt.Errorf("%d participants did not start; first: %v", n, firstStartErr.Load()))
+	}
+	progress("%s: all %d participants started in %.1fs", be.name, res.Participants, res.StartSeconds)
+	wait := time.NewTimer(10*sc.ttl + time.Duration(sc.elections)*10*time.Millisecond)
+	defer wait.Stop()
+	select {
+	case <-r.allNamed:
+	case <-wait.C:
+		return fail("leaders", fmt.Errorf("%d of %d followers named no leader", int64(sc.elections)-r.namedCount.Load(), sc.elections))
+	case <-ctx.Done():
+		return fail("leaders", ctx.Err())
+	}
+	res.LeadersSeconds = time.Since(start).Seconds()
+	res.StartupErrors = r.errCount.Load()
+	progress("%s: every follower names a leader %.1fs after the first start", be.name, res.LeadersSeconds)
+
+	// Memory and goroutines, once every election has a leader.
+	heap1, g1 := heapInUse(), runtime.NumGoroutine()
+	res.HeapKiBPer = float64(int64(heap1)-int64(heap0)) / 1024 / float64(sc.elections)
+	res.GoroutinesPer = float64(g1-g0-readersPerElection*sc.elections) / float64(sc.elections)
+
+	// Idle: nothing changes; count what the handle sends.
+	if sc.idle > 0 {
+		c0, t0, tr0, e0 := client.snapshot(), time.Now(), r.transitions.Load(), r.errCount.Load()
+		select {
+		case <-time.After(sc.idle):
+		case <-ctx.Done():
+			return fail("idle", ctx.Err())
+		}
+		d, took := client.snapshot().sub(c0), time.Since(t0)
+		res.IdleChanges = r.transitions.Load() - tr0
+		res.IdleErrors = r.errCount.Load() - e0
+		perMin := func(n int64) float64 { return float64(n) * float64(time.Minute) / float64(took) }
+		res.IdlePerMinute = perMin(d.total())
+		res.IdleByMethod = map[string]int64{}
+		for m, n := range d.byMethod() {
+			res.IdleByMethod[m] = int64(perMin(n) + 0.5)
+		}
+		progress("%s: idle %.0f requests/min over %v (%d leader changes)", be.name, res.IdlePerMinute, sc.idle, res.IdleChanges)
+	}
+
+	// Handoffs on distinct elections while the others stay idle.
+	var samples []float64
+	for i := range min(sc.rounds, sc.elections) {
+		e := r.elections[i]
+		lead := -1
+		for k, c := range e.cands {
+			if c.IsLeader() {
+				lead = k
+			}
+		}
+		if lead < 0 {
+			return fail("handoff", fmt.Errorf("election %d has no leader", i))
+		}
+		other := 1 - lead
+		select { // forget an earlier election of the other candidate
+		case <-e.elected[other]:
+		default:
+		}
+		t0 := time.Now()
+		e.cands[lead].Resign()
+		select {
+		case <-e.elected[other]:
+			samples = append(samples, msf(time.Since(t0)))
+		case <-time.After(3*sc.ttl + 5*time.Second):
+			return fail("handoff", fmt.Errorf("election %d: no successor within %v of Resign", i, 3*sc.ttl+5*time.Second))
+		case <-ctx.Done():
+			return fail("handoff", ctx.Err())
+		}
+	}
+	res.Handoff = summarize(samples)
+	if res.Handoff != nil {
+		progress("%s: handoff p50 %s ms over %d rounds", be.name, fmtMS(res.Handoff.P50), res.Handoff.N)
+	}
+	return res
+}
+
+// runScale runs --scale on every backend, one after the other, and prints
+// the table.
+func runScale(ctx context.Context, cfg *config, sc *scaleConfig, out io.Writer) int {
+	var results []*scaleResult
+	failed := false
+	for _, be := range cfg.backends {
+		if ctx.Err() != nil {
+			break
+		}
+		res := measureScale(ctx, be, sc, cfg.key(be, "scale"))
+		results = append(results, res)
+		if len(res.Errors) > 0 {
+			failed = true
+		}
+		deleteTree(be, cfg.key(be, "scale"))
+	}
+	printScale(out, cfg, sc, results)
+	if cfg.jsonFile != "" {
+		b, err := json.MarshalIndent(results, "", "  ")
+		if err == nil {
+			err = os.WriteFile(cfg.jsonFile, b, 0o644)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+	}
+	if failed || ctx.Err() != nil {
+		return 1
+	}
+	return 0
+}
+
+func printScale(w io.Writer, cfg *config, sc *scaleConfig, results []*scaleResult) {
+	p := func(format string, a ...any) { fmt.Fprintf(w, format, a...) }
+	m := machine()
+	p("## Scale: %d elections on one client per backend\n\n", sc.elections)
+	p("- machine: %d CPUs, %s, %s %s; load average %s\n", m.NProc, m.CPU, m.Go, m.OS, loadAvg())
+	p("- command: `%s`\n", cfg.command)
+	p("- each election: two candidates and a follower (%d participants), TTL %v, resign holdoff one TTL; idle window %v; %d handoffs (Resign, on distinct elections, the others idle)\n\n",
+		3*sc.elections, sc.ttl, sc.idle, min(sc.rounds, sc.elections))
+	p("| backend | start (all running) s | every follower names a leader s | goroutines per election | heap KiB per election | requests/min idle (by method) | leader changes while idle | handoff p50 / p99 ms | stop s | errors |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, r := range results {
+		hand := "-"
+		if r.Handoff != nil {
+			hand = fmtMS(r.Handoff.P50) + " / " + fmtMS(r.Handoff.P99)
+		}
+		var methods []string
+		for _, k := range slices.Sorted(maps.Keys(r.IdleByMethod)) {
+			methods = append(methods, fmt.Sprintf("%s %d", k, r.IdleByMethod[k]))
+		}
+		errs := fmt.Sprintf("%d on the channels (%d while starting, %d while idle)", r.ChannelErrors, r.StartupErrors, r.IdleErrors)
+		if r.FirstChannelError != "" {
+			errs += " (first: " + r.FirstChannelError + ")"
+		}
+		if len(r.Errors) > 0 {
+			errs = strings.Join(r.Errors, "; ") + "; " + errs
+		}
+		p("| %s | %.1f | %.1f | %.1f | %.1f | %.0f (%s) | %d | %s | %.1f | %s |\n", r.Name, r.StartSeconds, r.LeadersSeconds,
+			r.GoroutinesPer, r.HeapKiBPer, r.IdlePerMinute, strings.Join(methods, ", "), r.IdleChanges, hand, r.StopSeconds, errs)
+	}
+}
+
+// deleteTree removes what a --scale run left under prefix.
+func deleteTree(be *backend, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	s, err := open.Store(ctx, be.url)
+	if err != nil {
+		return
+	}
+	if err := s.DeleteTree(ctx, prefix); err != nil && !errors.Is(err, store.ErrKeyNotFound) {
+		fmt.Fprintf(stderr, "note: %s: could not delete %s: %v\n", be.name, prefix, err)
+	}
+	_ = withTimeout("closing the cleanup client", closeTimeout, func() { _ = s.Close() })
+}
