@@ -50,7 +50,7 @@ type scaleResult struct {
 	Handoff           *stats           `json:"handoff"`                 // Resign -> the other candidate elected, others idle
 	StopSeconds       float64          `json:"stop_s"`
 	Errors            []string         `json:"errors,omitempty"`
-	ChannelErrors     int64            `json:"channel_errors"` // errors the candidates' and followers' error channels reported
+	ChannelErrors     int64            `json:"channel_errors"`         // errors the candidates' and followers' error channels reported
 	StartupErrors     int64            `json:"startup_channel_errors"` // of which until every follower named a leader
 	IdleErrors        int64            `json:"idle_channel_errors"`    // of which during the idle window
 	FirstChannelError string           `json:"first_channel_error,omitempty"`
