@@ -162,7 +162,11 @@ func (o *observer) pollDue(now time.Duration) bool {
 // nextPoll is when the next poll is due, ignoring needRead.
 func (o *observer) nextPoll() time.Duration {
 	if o.watch.running() {
-		return o.lastRead + watchedPollFactor*o.cfg.pollInterval
+		every := watchedPollFactor * o.cfg.pollInterval
+		if o.cfg.pollByTTL && o.cur.kind == snapRecord {
+			every = max(every, o.cur.rec.TTL()/3)
+		}
+		return o.lastRead + every
 	}
 	return o.lastRead + o.cfg.pollInterval
 }

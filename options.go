@@ -31,6 +31,7 @@ type config struct {
 	relinquishSpec     string
 	relinquishSchedule cron.Schedule
 	pollInterval       time.Duration
+	pollByTTL          bool // a follower's default poll: while watched, at least every TTL/3 of the record
 	startupWait        time.Duration
 	clock              Clock
 	metrics            Metrics
@@ -126,8 +127,11 @@ func WithRelinquishSchedule(spec string) Option {
 }
 
 // WithPollInterval sets how often the key is read while the store's watch
-// is not working, so that changes are still seen. Default: TTL/3 for
-// candidates, 1s for followers.
+// is not working, so that changes are still seen; while it works, the key
+// is still read every 3 poll intervals. Default: TTL/3 for candidates; 1s
+// for followers, whose reads while the watch works come every 3s or every
+// TTL/3 of the leader's record, whichever is longer (a follower of a
+// 30s lease reads 6 times a minute, not 20).
 func WithPollInterval(d time.Duration) Option {
 	return positiveDuration("WithPollInterval", d, func(c *config) *time.Duration { return &c.pollInterval })
 }
@@ -238,7 +242,7 @@ func (c *config) resolve(ttl time.Duration) error {
 			c.requestTimeout = 5 * time.Second
 		}
 		if c.pollInterval == 0 {
-			c.pollInterval = time.Second
+			c.pollInterval, c.pollByTTL = time.Second, true
 		}
 		return nil
 	}
