@@ -52,16 +52,12 @@ type Config struct {
 
 // validate checks cfg and returns it with its defaults filled in.
 func (cfg Config) validate() (Config, error) {
-	if err := adapter.CheckEndpoints(ErrInvalidConfig, cfg.Endpoints, 0, ""); err != nil {
+	if err := adapter.CheckNetwork(ErrInvalidConfig, &cfg.Endpoints, 0, "", &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
 		return cfg, err
 	}
 	if (cfg.Username == "") != (cfg.Password == "") {
 		return cfg, invalid("Username", "Username and Password go together (etcd authenticates with both; for certificate authentication use TLS)")
 	}
-	if err := adapter.CheckDialRequest(ErrInvalidConfig, &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
-		return cfg, err
-	}
-	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
 	return cfg, nil
 }
 

@@ -69,14 +69,7 @@ func explain(ctx context.Context, endpoints []string, cfg *tls.Config, err error
 func refused(ctx context.Context, endpoint string, cfg *tls.Config) error {
 	ctx, cancel := context.WithTimeout(ctx, refusalWait+time.Second)
 	defer cancel()
-	probe := cfg.Clone()
-	if probe.ServerName == "" {
-		if host, _, err := net.SplitHostPort(endpoint); err == nil {
-			probe.ServerName = host
-		}
-	}
-	d := tls.Dialer{Config: probe}
-	c, err := d.DialContext(ctx, "tcp", endpoint)
+	c, err := adapter.DialTLS(ctx, endpoint, cfg)
 	if err == nil {
 		_ = c.SetReadDeadline(time.Now().Add(refusalWait))
 		_, err = c.Read(make([]byte, 1))

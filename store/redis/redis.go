@@ -57,16 +57,13 @@ type Config struct {
 
 // validate checks cfg and returns it with its defaults filled in.
 func (cfg Config) validate() (Config, error) {
-	if err := adapter.CheckEndpoints(ErrInvalidConfig, cfg.Endpoints, 1, "kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)"); err != nil {
+	if err := adapter.CheckNetwork(ErrInvalidConfig, &cfg.Endpoints, 1, "kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)",
+		&cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
 		return cfg, err
 	}
 	if cfg.DB < 0 {
 		return cfg, invalid("DB", fmt.Sprintf("negative: %d", cfg.DB))
 	}
-	if err := adapter.CheckDialRequest(ErrInvalidConfig, &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
-		return cfg, err
-	}
-	cfg.Endpoints = append([]string(nil), cfg.Endpoints...)
 	return cfg, nil
 }
 

@@ -8,6 +8,8 @@ import (
 	"net"
 	"syscall"
 	"time"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 // ErrTLSRefused is matched (errors.Is) by the error of an Open whose TLS
@@ -55,14 +57,7 @@ func tlsRefusal(ctx context.Context, endpoint string, cfg *tls.Config, err error
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), alertWait)
 	defer cancel()
-	probe := cfg.Clone()
-	if probe.ServerName == "" {
-		if host, _, err := net.SplitHostPort(endpoint); err == nil {
-			probe.ServerName = host
-		}
-	}
-	d := tls.Dialer{Config: probe}
-	c, err := d.DialContext(ctx, "tcp", endpoint)
+	c, err := adapter.DialTLS(ctx, endpoint, cfg)
 	if err != nil {
 		if alert := remoteAlert(err); alert != nil {
 			return &tlsRefusedError{endpoint: endpoint, alert: alert}

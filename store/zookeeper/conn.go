@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 // hostProvider hands out the endpoints in turn, as zk's DNSHostProvider
@@ -90,11 +92,7 @@ func (d *dialer) dial(network, address string, _ time.Duration) (net.Conn, error
 		return nil, err
 	}
 	if d.tls != nil {
-		cfg := d.tls.Clone()
-		if cfg.ServerName == "" {
-			cfg.ServerName, _, _ = net.SplitHostPort(address)
-		}
-		tlsConn := tls.Client(c, cfg)
+		tlsConn := tls.Client(c, adapter.ForEndpoint(d.tls, address))
 		hctx, cancel := context.WithTimeout(d.ctx, d.timeout)
 		err := tlsConn.HandshakeContext(hctx)
 		cancel()

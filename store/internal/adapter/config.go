@@ -100,3 +100,16 @@ func CheckDialRequest(invalid error, dial, request *time.Duration) error {
 		Timeout{Field: "RequestTimeout", Value: request, Default: DefaultRequestTimeout},
 	)
 }
+
+// CheckNetwork checks what the Config of every network adapter with a
+// list of endpoints has: the endpoints (CheckEndpoints with most and
+// tooMany), which it then replaces by a copy so that the store keeps none
+// of the caller's slice, and DialTimeout and RequestTimeout
+// (CheckDialRequest, which fills in their defaults).
+func CheckNetwork(invalid error, eps *[]string, most int, tooMany string, dial, request *time.Duration) error {
+	if err := CheckEndpoints(invalid, *eps, most, tooMany); err != nil {
+		return err
+	}
+	*eps = append([]string(nil), *eps...)
+	return CheckDialRequest(invalid, dial, request)
+}

@@ -69,16 +69,8 @@ func Diagnose(ctx context.Context, endpoint string, cfg *tls.Config) error {
 	probe := cfg
 	if probe == nil {
 		probe = &tls.Config{InsecureSkipVerify: true} //nolint:gosec // only asks whether the server speaks TLS
-	} else {
-		probe = cfg.Clone()
 	}
-	if probe.ServerName == "" {
-		if host, _, err := net.SplitHostPort(endpoint); err == nil {
-			probe.ServerName = host
-		}
-	}
-	d := tls.Dialer{Config: probe}
-	c, err := d.DialContext(ctx, "tcp", endpoint)
+	c, err := DialTLS(ctx, endpoint, probe)
 	if err == nil {
 		_ = c.Close()
 	}

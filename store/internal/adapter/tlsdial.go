@@ -1,0 +1,27 @@
+package adapter
+
+import (
+	"context"
+	"crypto/tls"
+	"net"
+)
+
+// ForEndpoint returns a copy of cfg (which must not be nil) for a TLS
+// connection to endpoint, host:port: its ServerName, when empty, is
+// endpoint's host, the name the server's certificate is checked against.
+func ForEndpoint(cfg *tls.Config, endpoint string) *tls.Config {
+	c := cfg.Clone()
+	if c.ServerName == "" {
+		if host, _, err := net.SplitHostPort(endpoint); err == nil {
+			c.ServerName = host
+		}
+	}
+	return c
+}
+
+// DialTLS connects to endpoint over TCP and completes a TLS handshake with
+// ForEndpoint(cfg, endpoint), before ctx ends.
+func DialTLS(ctx context.Context, endpoint string, cfg *tls.Config) (net.Conn, error) {
+	d := tls.Dialer{Config: ForEndpoint(cfg, endpoint)}
+	return d.DialContext(ctx, "tcp", endpoint)
+}
