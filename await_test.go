@@ -97,9 +97,7 @@ func TestCampaignContextEndsStopsWhatItStarted(t *testing.T) {
 // context leaves the candidacy running.
 func TestCampaignOnRunningCandidateOnlyWaits(t *testing.T) {
 	c := newCluster(t)
-	rs := c.campaign("await", time.Second, 2)
-	l := leaderOf(t, rs)
-	other := except(rs, l)[0]
+	l, other := c.leaderAndOther("await", time.Second)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	if _, err := other.Campaign(ctx); !errors.Is(err, context.DeadlineExceeded) {

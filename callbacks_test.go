@@ -105,9 +105,7 @@ func TestRelinquishInterval(t *testing.T) {
 
 func TestRelinquishSchedule(t *testing.T) {
 	c := newCluster(t)
-	rs := c.campaign("sched", time.Second, 2, WithRelinquishSchedule("@every 1s"), WithRelinquishInterval(time.Hour))
-	first := leaderOf(t, rs)
-	other := except(rs, first)[0]
+	_, other := c.leaderAndOther("sched", time.Second, WithRelinquishSchedule("@every 1s"), WithRelinquishInterval(time.Hour))
 	recvUntil(t, other.elected, "handoff on schedule", func(v bool) bool { return v })
 }
 

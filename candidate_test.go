@@ -73,17 +73,12 @@ func TestResignHandsOver(t *testing.T) {
 		t.Fatal("unreachable")
 	}
 	next := leaderOf(t, except(rs, old))
-	nt, _ := next.CurrentTerm()
-	if nt.Token <= term.Token {
-		t.Fatalf("new term %d not above old %d", nt.Token, term.Token)
-	}
+	tokenAbove(t, next, term, "the new term")
 }
 
 func TestResignWithoutLeadershipDoesNothing(t *testing.T) {
 	c := newCluster(t)
-	rs := c.campaign("noop", time.Second, 2)
-	leader := leaderOf(t, rs)
-	other := except(rs, leader)[0]
+	leader, other := c.leaderAndOther("noop", time.Second)
 	other.Resign()
 	other.Resign()
 	time.Sleep(200 * time.Millisecond)
@@ -106,18 +101,13 @@ func TestLoneCandidateTakesBackAfterResign(t *testing.T) {
 	r.Resign()
 	recvUntil(t, r.elected, "resigned", func(v bool) bool { return !v })
 	recvUntil(t, r.elected, "elected again", func(v bool) bool { return v })
-	again, _ := r.CurrentTerm()
-	if again.Token <= first.Token {
-		t.Fatalf("token %d after %d", again.Token, first.Token)
-	}
+	tokenAbove(t, r, first, "elected again")
 }
 
 func TestStopReleasesAtOnce(t *testing.T) {
 	c := newCluster(t)
 	// A TTL far longer than the test's deadline: only a release can hand over.
-	rs := c.campaign("stop", time.Minute, 2)
-	old := leaderOf(t, rs)
-	next := except(rs, old)[0]
+	old, next := c.leaderAndOther("stop", time.Minute)
 	old.Stop()
 	if old.IsLeader() {
 		t.Fatal("IsLeader after Stop")
@@ -299,10 +289,7 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 	t.Logf("stepped down %v after the cut (TTL %v)", time.Since(cut), ttl)
 	recvUntil(t, old.errs, "partitioned leader reports store errors", func(error) bool { return true })
 	next := leaderOf(t, except(rs, old))
-	nt, _ := next.CurrentTerm()
-	if nt.Token <= term.Token {
-		t.Fatalf("token %d after %d", nt.Token, term.Token)
-	}
+	tokenAbove(t, next, term, "the next leader's term")
 	x.check(t)
 }
 

@@ -2,7 +2,6 @@ package leadership
 
 import (
 	"context"
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -22,7 +21,7 @@ func TestDeadlineIsExact(t *testing.T) {
 			renew  = 3 * time.Second // TTL/3
 			margin = 900 * time.Millisecond
 		)
-		name := fmt.Sprintf("exact-%d", storeSeq.Add(1))
+		name := simName("exact")
 		ha, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		hb, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		defer ha.Close()
@@ -75,7 +74,7 @@ func TestDeadlineIsExact(t *testing.T) {
 // A reader that never reads does not delay the step-down either.
 func TestStepDownWithUnreadChannels(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h, _ := memory.Open(context.Background(), memory.Config{Name: fmt.Sprintf("unread-%d", storeSeq.Add(1))})
+		h, _ := memory.Open(context.Background(), memory.Config{Name: simName("unread")})
 		defer h.Close()
 		a := NewCandidate(h, "unread", "a", 3*time.Second)
 		if _, _, err := a.RunForElection(); err != nil { // channels never read
@@ -101,7 +100,7 @@ func TestStepDownWithUnreadChannels(t *testing.T) {
 // started has ended.
 func TestStopLeavesNothingRunning(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
-	name := fmt.Sprintf("leaks-%d", storeSeq.Add(1))
+	name := simName("leaks")
 	var stops []func()
 	for i := range 3 {
 		h, _ := memory.Open(context.Background(), memory.Config{Name: name})

@@ -45,10 +45,7 @@ func TestEndElectionTellsEveryone(t *testing.T) {
 	// with tokens that keep growing.
 	n := c.campaign("end", time.Second, 1)[0]
 	recvUntil(t, n.elected, "new election", func(v bool) bool { return v })
-	nt, _ := n.CurrentTerm()
-	if nt.Token <= term.Token {
-		t.Fatalf("token %d after the end, %d before", nt.Token, term.Token)
-	}
+	tokenAbove(t, n, term, "the term after the end")
 }
 
 func TestDeleteElection(t *testing.T) {

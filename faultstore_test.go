@@ -163,6 +163,7 @@ func simName(prefix string) string { return fmt.Sprintf("%s-%d", prefix, storeSe
 
 // termSpan records when a term began and ended on the bubble's clock.
 type termSpan struct {
+	name       string
 	token      uint64
 	began, end time.Time
 	done       chan struct{}
@@ -170,7 +171,7 @@ type termSpan struct {
 
 // spanOf follows term until it ends.
 func spanOf(term Term) *termSpan {
-	s := &termSpan{token: term.Token, began: term.Began, done: make(chan struct{})}
+	s := &termSpan{name: term.Name, token: term.Token, began: term.Began, done: make(chan struct{})}
 	go func() {
 		<-term.Context().Done()
 		s.end = time.Now()
@@ -193,13 +194,45 @@ func leadsSoon(t *testing.T, c *Candidate, floor uint64, within time.Duration) T
 	return Term{}
 }
 
+// ledAfter waits until span's term ends, and fails the test unless next
+// began after that: two leaders at once otherwise.
+func ledAfter(t *testing.T, next Term, span *termSpan) {
+	t.Helper()
+	<-span.done
+	if next.Began.Before(span.end) {
+		t.Fatalf("two leaders: %s led term %d until %v, %s term %d from %v (since %s's term began)",
+			span.name, span.token, span.end.Sub(span.began), next.Name, next.Token, next.Began.Sub(span.began), span.name)
+	}
+}
+
 // leaderA runs candidate "a" on key "k" of h until the test ends, and
 // waits (in bubble time) until it leads its first term.
 func leaderA(t *testing.T, h *faultStore, ttl time.Duration) (*Candidate, Term) {
 	t.Helper()
-	a := NewCandidate(h, "k", "a", ttl)
-	runCandidate(t, a)
+	a := startCandidate(t, h, "a", ttl)
 	return a, leadsSoon(t, a, 0, time.Second)
+}
+
+// takesTermAgain runs candidate node on key "k" of h until the test ends,
+// waits (in bubble time) until it leads its first term, and fails the test
+// unless that term has the number of first: the store went back under
+// first's holder, and node never saw first's term.
+func takesTermAgain(t *testing.T, h *faultStore, node string, ttl time.Duration, first Term) Term {
+	t.Helper()
+	c := startCandidate(t, h, node, ttl)
+	term := leadsSoon(t, c, 0, time.Second)
+	if term.Token != first.Token {
+		t.Fatalf("%s took term %d, want %s's term number %d again", node, term.Token, first.Name, first.Token)
+	}
+	return term
+}
+
+// startCandidate runs candidate node on key "k" of h until the test ends.
+func startCandidate(t *testing.T, h *faultStore, node string, ttl time.Duration, opts ...Option) *Candidate {
+	t.Helper()
+	c := NewCandidate(h, "k", node, ttl, opts...)
+	runCandidate(t, c)
+	return c
 }
 
 // runFollower follows key "k" of h until the test ends, and returns the
@@ -222,4 +255,41 @@ func runCandidate(t *testing.T, c *Candidate) {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.Stop)
+}
+
+// rawKey is a plain handle on key "k" of a bubble's backend, past every
+// candidate and fault: what a sync tool, an operator or a restore from a
+// backup reads and writes.
+type rawKey struct {
+	t *testing.T
+	h *memory.Store
+}
+
+// openRawKey opens a rawKey on the backend name, closed when the test ends.
+func openRawKey(t *testing.T, name string) *rawKey {
+	t.Helper()
+	h, err := memory.Open(context.Background(), memory.Config{Name: name})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = h.Close() })
+	return &rawKey{t: t, h: h}
+}
+
+// get reads the value of the key.
+func (r *rawKey) get() []byte {
+	r.t.Helper()
+	p, err := r.h.Get(context.Background(), "k", nil)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	return p.Value
+}
+
+// put stores v as the value of the key, whatever is there.
+func (r *rawKey) put(v []byte) {
+	r.t.Helper()
+	if err := r.h.Put(context.Background(), "k", v, nil); err != nil {
+		r.t.Fatal(err)
+	}
 }

@@ -2,7 +2,6 @@ package leadership
 
 import (
 	"context"
-	"fmt"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -40,7 +39,7 @@ func TestFollowerWatchedPollFollowsTheTTL(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				name := fmt.Sprintf("poll-%d", storeSeq.Add(1))
+				name := simName("poll")
 				hl, _ := memory.Open(context.Background(), memory.Config{Name: name})
 				hf, _ := memory.Open(context.Background(), memory.Config{Name: name})
 				defer hl.Close()

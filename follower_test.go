@@ -3,7 +3,6 @@ package leadership
 import (
 	"context"
 	"errors"
-	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -57,7 +56,7 @@ func TestFollowerStartsWithCurrentLeader(t *testing.T) {
 func TestFollowerDropsVanishedLeaderWithinTTL(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 3 * time.Second
-		name := fmt.Sprintf("vanish-%d", storeSeq.Add(1))
+		name := simName("vanish")
 		hd, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		hf, _ := memory.Open(context.Background(), memory.Config{Name: name})
 		ha, _ := memory.Open(context.Background(), memory.Config{Name: name})

@@ -48,9 +48,7 @@ func TestHandOffToNamedSuccessor(t *testing.T) {
 func TestHandOffToAbsentSuccessor(t *testing.T) {
 	c := newCluster(t)
 	const ttl = 500 * time.Millisecond
-	rs := c.campaign("handoff", ttl, 2)
-	l := leaderOf(t, rs)
-	other := except(rs, l)[0]
+	l, other := c.leaderAndOther("handoff", ttl)
 	eventually(t, "the other sees the leader", func() bool { return other.Leader() == l.name })
 	released := time.Now()
 	err := l.HandOff(ctxT(t), "nobody")
@@ -66,9 +64,7 @@ func TestHandOffToAbsentSuccessor(t *testing.T) {
 // HandOff's bad input and a candidate that does not lead.
 func TestHandOffErrors(t *testing.T) {
 	c := newCluster(t)
-	rs := c.campaign("handoff", time.Second, 2)
-	l := leaderOf(t, rs)
-	other := except(rs, l)[0]
+	l, other := c.leaderAndOther("handoff", time.Second)
 	if err := l.HandOff(ctxT(t), ""); !errors.Is(err, ErrEmptyName) {
 		t.Fatalf("empty successor: %v", err)
 	}

@@ -46,35 +46,17 @@ func (c *cluster) handle() *memory.Store {
 // recv waits for one value from ch.
 func recv[T any](t *testing.T, ch <-chan T, what string) T {
 	t.Helper()
-	select {
-	case v, ok := <-ch:
-		if !ok {
-			t.Fatalf("%s: channel closed", what)
-		}
-		return v
-	case <-time.After(wait):
-		t.Fatalf("%s: nothing within %v", what, wait)
-	}
-	panic("unreachable")
+	return recvUntil(t, ch, what, func(T) bool { return true })
 }
 
 // recvUntil reads ch until pred holds for a value, and returns it.
 func recvUntil[T any](t *testing.T, ch <-chan T, what string, pred func(T) bool) T {
 	t.Helper()
-	deadline := time.After(wait)
-	for {
-		select {
-		case v, ok := <-ch:
-			if !ok {
-				t.Fatalf("%s: channel closed", what)
-			}
-			if pred(v) {
-				return v
-			}
-		case <-deadline:
-			t.Fatalf("%s: not seen within %v", what, wait)
-		}
+	v, ok := readUntil(t, ch, what, "not seen", pred)
+	if !ok {
+		t.Fatalf("%s: channel closed", what)
 	}
+	return v
 }
 
 // eventually polls cond until it holds.
@@ -92,15 +74,23 @@ func eventually(t *testing.T, what string, cond func() bool) {
 // closed waits for ch to be closed, discarding values.
 func closed[T any](t *testing.T, ch <-chan T, what string) {
 	t.Helper()
+	readUntil(t, ch, what, "not closed", func(T) bool { return false })
+}
+
+// readUntil reads ch until pred holds for a value (ok) or ch is closed (not
+// ok), and fails the test, saying what and miss, if neither happens within
+// wait.
+func readUntil[T any](t *testing.T, ch <-chan T, what, miss string, pred func(T) bool) (v T, ok bool) {
+	t.Helper()
 	deadline := time.After(wait)
 	for {
 		select {
-		case _, ok := <-ch:
-			if !ok {
-				return
+		case v, ok = <-ch:
+			if !ok || pred(v) {
+				return v, ok
 			}
 		case <-deadline:
-			t.Fatalf("%s: not closed within %v", what, wait)
+			t.Fatalf("%s: %s within %v", what, miss, wait)
 		}
 	}
 }
@@ -128,6 +118,15 @@ func (c *cluster) campaign(key string, ttl time.Duration, n int, opts ...Option)
 		rs[i] = &runner{Candidate: cand, name: name, elected: el, errs: errs}
 	}
 	return rs
+}
+
+// leaderAndOther starts two candidates on key, each on its own handle,
+// waits until one leads, and returns it and the other.
+func (c *cluster) leaderAndOther(key string, ttl time.Duration, opts ...Option) (leader, other *runner) {
+	c.t.Helper()
+	rs := c.campaign(key, ttl, 2, opts...)
+	leader = leaderOf(c.t, rs)
+	return leader, except(rs, leader)[0]
 }
 
 // watcher is a follower whose channels are read by the test.
@@ -188,6 +187,15 @@ func leaderOf(t *testing.T, rs []*runner) *runner {
 		return found != nil
 	})
 	return found
+}
+
+// tokenAbove fails the test unless r leads a term whose token is above
+// old's; what says which term.
+func tokenAbove(t *testing.T, r *runner, old Term, what string) {
+	t.Helper()
+	if cur, _ := r.CurrentTerm(); cur.Token <= old.Token {
+		t.Fatalf("%s: token %d not above %d", what, cur.Token, old.Token)
+	}
 }
 
 // exclusion checks, as often as it can, that no two candidates lead at

@@ -47,9 +47,7 @@ func TestProclaimReachesFollowers(t *testing.T) {
 // lead, and keeps the value for its next term.
 func TestProclaimErrors(t *testing.T) {
 	c := newCluster(t)
-	rs := c.campaign("proclaim", time.Second, 2)
-	l := leaderOf(t, rs)
-	other := except(rs, l)[0]
+	l, other := c.leaderAndOther("proclaim", time.Second)
 	if err := l.Proclaim(ctxT(t), strings.Repeat("x", MaxValueSize+1)); !errors.Is(err, ErrValueTooLarge) {
 		t.Fatalf("too large: %v", err)
 	}

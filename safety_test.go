@@ -23,20 +23,12 @@ func TestIdenticalRewriteDoesNotLivelock(t *testing.T) {
 		ha, hb := newFaultStore(t, name), newFaultStore(t, name)
 		a, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
-		b := NewCandidate(hb, "k", "b", ttl)
-		runCandidate(t, b)
+		startCandidate(t, hb, "b", ttl)
 
-		other, _ := memory.Open(context.Background(), memory.Config{Name: name})
-		defer other.Close()
+		other := openRawKey(t, name)
 		for range 5 {
 			time.Sleep(ttl / 2)
-			p, err := other.Get(context.Background(), "k", nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := other.Put(context.Background(), "k", p.Value, nil); err != nil {
-				t.Fatal(err)
-			}
+			other.put(other.get())
 		}
 		before := ha.calls.Load() + hb.calls.Load()
 		time.Sleep(2 * ttl)
@@ -68,30 +60,19 @@ func TestRestoreOfLeadersOwnTermStepsDown(t *testing.T) {
 		_, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
 		// b reads often, so it sees the restore well before a does.
-		b := NewCandidate(hb, "k", "b", ttl, WithPollInterval(100*time.Millisecond))
-		runCandidate(t, b)
+		b := startCandidate(t, hb, "b", ttl, WithPollInterval(100*time.Millisecond))
 
-		other, _ := memory.Open(context.Background(), memory.Config{Name: name})
-		defer other.Close()
+		other := openRawKey(t, name)
 		at := func(d time.Duration) { time.Sleep(time.Until(span.began.Add(d))) }
 		at(ttl / 6)
-		backup, err := other.Get(context.Background(), "k", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		backup := other.get()
 		at(2*ttl/3 + 50*time.Millisecond) // just after a's second renewal
-		if err := other.Put(context.Background(), "k", backup.Value, nil); err != nil {
-			t.Fatal(err)
-		}
+		other.put(backup)
 		// a's third renewal conflicts and its read shows the restore; a is
 		// cut off right after.
 		ha.cutAfter.Store(true)
 		<-span.done
-		bt := leadsSoon(t, b, term.Token, 3*ttl)
-		if bt.Began.Before(span.end) {
-			t.Fatalf("two leaders: a led term %d until %v, b term %d from %v",
-				term.Token, span.end.Sub(span.began), bt.Token, bt.Began.Sub(span.began))
-		}
+		ledAfter(t, leadsSoon(t, b, term.Token, 3*ttl), span)
 	})
 }
 
@@ -112,8 +93,7 @@ func TestLateWatchEventDoesNotUndoDataLoss(t *testing.T) {
 		a.Stop()
 		nextNamed(t, leaders, "", "after the loss")
 		// b joins and leads once the lost holder's lease surely ended.
-		b := NewCandidate(hb, "k", "b", ttl, WithStartupWait(ttl))
-		runCandidate(t, b)
+		startCandidate(t, hb, "b", ttl, WithStartupWait(ttl))
 		nextNamed(t, leaders, "b", "after \"\"")
 	})
 }
@@ -150,11 +130,7 @@ func TestFollowerIgnoresLateRenewalOfExpiredTerm(t *testing.T) {
 		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
 		a, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
-		f := NewFollower(hf, "k")
-		if _, _, err := f.FollowElection(); err != nil {
-			t.Fatal(err)
-		}
-		defer f.Stop()
+		f, _ := runFollower(t, hf)
 		obs := f.Observations()
 		if o := <-obs; o.Leader != "a" {
 			t.Fatalf("first observation %+v", o)
@@ -263,8 +239,7 @@ func TestJoinedWhileMissingSurvivesOlderGeneration(t *testing.T) {
 		ha.Disconnect() // so that f and c join while the key is missing
 		memory.LoseData(name)
 		f, leaders := runFollower(t, hf)
-		c := NewCandidate(hc, "k", "c", ttl, WithStartupWait(ttl))
-		runCandidate(t, c)
+		c := startCandidate(t, hc, "c", ttl, WithStartupWait(ttl))
 		nextNamed(t, leaders, "", "first value")
 		ha.Reconnect()
 		// a re-creates the key with its generation 1 and leads again.
@@ -291,13 +266,8 @@ func TestStartupWaitAfterDataLoss(t *testing.T) {
 		synctest.Wait()
 		ha.Disconnect()
 		memory.LoseData(name)
-		b := NewCandidate(hb, "k", "b", ttl, WithStartupWait(ttl))
-		runCandidate(t, b)
-		bt := leadsSoon(t, b, 0, 2*ttl)
-		<-span.done
-		if bt.Began.Before(span.end) {
-			t.Fatalf("b led from %v, a until %v", bt.Began.Sub(span.began), span.end.Sub(span.began))
-		}
+		b := startCandidate(t, hb, "b", ttl, WithStartupWait(ttl))
+		ledAfter(t, leadsSoon(t, b, 0, 2*ttl), span)
 	})
 }
 
@@ -314,8 +284,7 @@ func TestFollowerDatesEventBacklogFromBeforeSlowRead(t *testing.T) {
 		name := simName("event-backlog")
 		ha, hb, hf := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
 		a, _ := leaderA(t, ha, ttl)
-		b := NewCandidate(hb, "k", "b", ttl)
-		runCandidate(t, b)
+		b := startCandidate(t, hb, "b", ttl)
 		time.Sleep(ttl / 6)
 		// The follower's watch runs, so it polls every 3 poll intervals
 		// (3s): its next read is sent 3s from now.
@@ -354,13 +323,9 @@ func TestFollowerNamesNoOneFromRecordRestoredAfterLoss(t *testing.T) {
 		span := spanOf(term)
 		_, leaders := runFollower(t, hf)
 		nextNamed(t, leaders, "a", "first value")
-		other, _ := memory.Open(context.Background(), memory.Config{Name: name})
-		defer other.Close()
+		other := openRawKey(t, name)
 		time.Sleep(ttl / 6)
-		backup, err := other.Get(context.Background(), "k", nil)
-		if err != nil {
-			t.Fatal(err)
-		}
+		backup := other.get()
 		time.Sleep(ttl - ttl/6 + 50*time.Millisecond) // just after a renewal
 		ha.Disconnect()                               // a vanishes
 		<-span.done
@@ -368,9 +333,7 @@ func TestFollowerNamesNoOneFromRecordRestoredAfterLoss(t *testing.T) {
 		time.Sleep(ttl / 10)
 		memory.LoseData(name)
 		synctest.Wait() // the follower reads the key missing
-		if err := other.Put(context.Background(), "k", backup.Value, nil); err != nil {
-			t.Fatal(err)
-		}
+		other.put(backup)
 		timeout := time.NewTimer(2 * ttl)
 		defer timeout.Stop()
 		select {
@@ -393,11 +356,8 @@ func TestHintedHolderLostAgainIsWaitedOut(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("hint-lost-again")
 		ha, hb := newFaultStore(t, name), newFaultStore(t, name)
-		a := NewCandidate(ha, "k", "a", ttl)
-		runCandidate(t, a)
-		first := leadsSoon(t, a, 0, time.Second)
-		b := NewCandidate(hb, "k", "b", ttl)
-		runCandidate(t, b)
+		a, first := leaderA(t, ha, ttl)
+		b := startCandidate(t, hb, "b", ttl)
 		time.Sleep(ttl / 2)
 		ha.Disconnect() // so that b reads the key missing before a re-creates it
 		memory.LoseData(name)
@@ -413,12 +373,7 @@ func TestHintedHolderLostAgainIsWaitedOut(t *testing.T) {
 		ha.Disconnect()
 		memory.LoseData(name)
 		hb.Reconnect() // ...and b reads the key missing
-		bt := leadsSoon(t, b, second.Token, 3*ttl)
-		<-span.done
-		if bt.Began.Before(span.end) {
-			t.Fatalf("two leaders: a led term %d until %v, b term %d from %v (since a's term began)",
-				second.Token, span.end.Sub(second.Began), bt.Token, bt.Began.Sub(second.Began))
-		}
+		ledAfter(t, leadsSoon(t, b, second.Token, 3*ttl), span)
 	})
 }
 
@@ -437,51 +392,30 @@ func TestStaleHintedHolderRestoredOverIsWaitedOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 3 * time.Second // renewals every second
 		name := simName("stale-hint-restored")
-		raw, err := memory.Open(context.Background(), memory.Config{Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
+		raw := openRawKey(t, name)
 		// The backup: a free record, as a release leaves it.
 		free := record{Term: 1, Seq: 1}
 		backup := free.Stamp()
-		restore := func() {
-			t.Helper()
-			if err := raw.Put(context.Background(), "k", backup, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
-		restore()
+		raw.put(backup)
 		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
 		_, first := leaderA(t, ha, ttl) // term 2 over the backup
-		b := NewCandidate(hb, "k", "b", ttl)
-		runCandidate(t, b)
+		b := startCandidate(t, hb, "b", ttl)
 		time.Sleep(ttl / 2) // b has seen a's term 2, renewed
 		ha.Disconnect()     // a leads until its deadline, then is gone
-		restore()
+		raw.put(backup)
 		synctest.Wait() // b reads the backup: the store went back; b waits a out
 
 		hb.watchDelay.Store(int64(500 * time.Millisecond))
-		c := NewCandidate(hc, "k", "c", ttl) // never saw term 2
-		runCandidate(t, c)
-		second := leadsSoon(t, c, 0, time.Second)
-		if second.Token != first.Token {
-			t.Fatalf("c took term %d, want a's term number %d again", second.Token, first.Token)
-		}
+		second := takesTermAgain(t, hc, "c", ttl, first) // c never saw term 2
 		span := spanOf(second)
 		synctest.Wait() // the event of c's record is on its way to b
 		hb.Disconnect() // b is cut off; the event still arrives, its reads fail
 		// c renews three times; b's wait from the event (its TTL) passes.
 		time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
 		hc.Disconnect() // c leads until its deadline
-		restore()       // the same bytes as b's state, under a new index
+		raw.put(backup) // the same bytes as b's state, under a new index
 		hb.Reconnect()
-		bt := leadsSoon(t, b, second.Token, 3*ttl)
-		<-span.done
-		if bt.Began.Before(span.end) {
-			t.Fatalf("two leaders: c led term %d until %v, b term %d from %v (since c's term began)",
-				second.Token, span.end.Sub(second.Began), bt.Token, bt.Began.Sub(second.Began))
-		}
+		ledAfter(t, leadsSoon(t, b, second.Token, 3*ttl), span)
 	})
 }
 
@@ -493,50 +427,29 @@ func TestHintedHolderErasedByNewerCountersIsWaitedOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 3 * time.Second // renewals every second
 		name := simName("hint-erased-newer")
-		raw, err := memory.Open(context.Background(), memory.Config{Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
-		put := func(v []byte) {
-			t.Helper()
-			if err := raw.Put(context.Background(), "k", v, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		raw := openRawKey(t, name)
 		free := record{Term: 1, Seq: 1}
 		backup := free.Stamp()
-		put(backup)
+		raw.put(backup)
 		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
 		_, first := leaderA(t, ha, ttl) // term 2 over the backup
-		b := NewCandidate(hb, "k", "b", ttl)
-		runCandidate(t, b)
+		b := startCandidate(t, hb, "b", ttl)
 		time.Sleep(ttl / 2)
 		ha.Disconnect()
-		put(backup)
+		raw.put(backup)
 		synctest.Wait() // b reads the backup: the store went back; b waits a out
 
 		hb.watchDelay.Store(int64(500 * time.Millisecond))
-		c := NewCandidate(hc, "k", "c", ttl)
-		runCandidate(t, c)
-		second := leadsSoon(t, c, 0, time.Second)
-		if second.Token != first.Token {
-			t.Fatalf("c took term %d, want a's term number %d again", second.Token, first.Token)
-		}
+		second := takesTermAgain(t, hc, "c", ttl, first)
 		span := spanOf(second)
 		synctest.Wait() // the event of c's record is on its way to b
 		hb.Disconnect()
 		time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
 		hc.Disconnect()
 		released := record{Term: first.Token, Seq: 9} // a's release of term 2, from a backup
-		put(released.Stamp())
+		raw.put(released.Stamp())
 		hb.Reconnect()
-		bt := leadsSoon(t, b, second.Token, 3*ttl)
-		<-span.done
-		if bt.Began.Before(span.end) {
-			t.Fatalf("two leaders: c led term %d until %v, b term %d from %v (since c's term began)",
-				second.Token, span.end.Sub(second.Began), bt.Token, bt.Began.Sub(second.Began))
-		}
+		ledAfter(t, leadsSoon(t, b, second.Token, 3*ttl), span)
 	})
 }
 
@@ -549,51 +462,30 @@ func TestHintedHolderWaitedOutAfterPartialRecovery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 3 * time.Second // renewals every second
 		name := simName("hint-partial-recovery")
-		raw, err := memory.Open(context.Background(), memory.Config{Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
-		put := func(v []byte) {
-			t.Helper()
-			if err := raw.Put(context.Background(), "k", v, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		raw := openRawKey(t, name)
 		older, newer := record{Term: 1, Seq: 1}, record{Term: 1, Seq: 2}
-		put(older.Stamp())
+		raw.put(older.Stamp())
 		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
 		_, first := leaderA(t, ha, ttl) // term 2
-		b := NewCandidate(hb, "k", "b", ttl)
-		runCandidate(t, b)
+		b := startCandidate(t, hb, "b", ttl)
 		time.Sleep(ttl / 2)
 		ha.Disconnect()
-		put(older.Stamp())
+		raw.put(older.Stamp())
 		synctest.Wait() // b reads term 1 seq 1: the store went back; b waits a out
 		backup := newer.Stamp()
-		put(backup)
+		raw.put(backup)
 		synctest.Wait() // b reads term 1 seq 2: newer than its state, older than a's record
 
 		hb.watchDelay.Store(int64(500 * time.Millisecond))
-		c := NewCandidate(hc, "k", "c", ttl)
-		runCandidate(t, c)
-		second := leadsSoon(t, c, 0, time.Second)
-		if second.Token != first.Token {
-			t.Fatalf("c took term %d, want a's term number %d again", second.Token, first.Token)
-		}
+		second := takesTermAgain(t, hc, "c", ttl, first)
 		span := spanOf(second)
 		synctest.Wait() // the event of c's record is on its way to b
 		hb.Disconnect()
 		time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
 		hc.Disconnect()
-		put(backup) // b's state, byte for byte, under a new index
+		raw.put(backup) // b's state, byte for byte, under a new index
 		hb.Reconnect()
-		bt := leadsSoon(t, b, second.Token, 3*ttl)
-		<-span.done
-		if bt.Began.Before(span.end) {
-			t.Fatalf("two leaders: c led term %d until %v, b term %d from %v (since c's term began)",
-				second.Token, span.end.Sub(second.Began), bt.Token, bt.Began.Sub(second.Began))
-		}
+		ledAfter(t, leadsSoon(t, b, second.Token, 3*ttl), span)
 	})
 }
 
@@ -606,46 +498,26 @@ func TestUnadoptedHolderWithLongerLeaseIsWaitedOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const short, long = time.Second, 3 * time.Second
 		name := simName("unadopted-longer")
-		raw, err := memory.Open(context.Background(), memory.Config{Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
-		put := func(v []byte) {
-			if err := raw.Put(context.Background(), "k", v, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		raw := openRawKey(t, name)
 		r0 := record{Term: 1, Seq: 1}
 		v0 := r0.Stamp()
-		put(v0)
+		raw.put(v0)
 		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
 		_, first := leaderA(t, ha, short)
-		b := NewCandidate(hb, "k", "b", short)
-		runCandidate(t, b)
+		b := startCandidate(t, hb, "b", short)
 		// a renews for 3 TTLs: its seq (9) is above any c will reach.
 		time.Sleep(3 * short)
 		ha.Disconnect()
 		hb.failGets.Store(true) // b's reads fail; its watch still works
 		// b's watch shows the restore; b cannot read it.
-		put(v0)
-		c := NewCandidate(hc, "k", "c", long)
-		runCandidate(t, c)
-		second := leadsSoon(t, c, 0, time.Second)
-		if second.Token != first.Token {
-			t.Fatalf("c took %d", second.Token)
-		}
+		raw.put(v0)
+		second := takesTermAgain(t, hc, "c", long, first)
 		span := spanOf(second)
 		time.Sleep(time.Until(second.Began.Add(2*long/3 + 200*time.Millisecond)))
 		hc.Disconnect()
-		put(v0)
+		raw.put(v0)
 		hb.failGets.Store(false)
-		bt := leadsSoon(t, b, second.Token, 3*long)
-		<-span.done
-		if bt.Began.Before(span.end) {
-			t.Fatalf("two leaders: c led term %d until %v, b term %d from %v",
-				second.Token, span.end.Sub(second.Began), bt.Token, bt.Began.Sub(second.Began))
-		}
+		ledAfter(t, leadsSoon(t, b, second.Token, 3*long), span)
 	})
 }
 
@@ -659,42 +531,23 @@ func TestLeaderShownAnotherHolderIsNotExempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("leader-not-exempt")
-		raw, err := memory.Open(context.Background(), memory.Config{Name: name})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer raw.Close()
-		put := func(v []byte) {
-			if err := raw.Put(context.Background(), "k", v, nil); err != nil {
-				t.Fatal(err)
-			}
-		}
+		raw := openRawKey(t, name)
 		r0 := record{Term: 1, Seq: 1}
 		v0 := r0.Stamp()
-		put(v0)
+		raw.put(v0)
 		ha, hc := newFaultStore(t, name), newFaultStore(t, name)
 		a, first := leaderA(t, ha, ttl)
 		// a renews for 3 TTLs: its seq (9) is above any c will reach.
 		time.Sleep(time.Until(first.Began.Add(3*ttl + 100*time.Millisecond)))
 		// a's reads fail; its watch works.
 		ha.failGets.Store(true)
-		put(v0)
-		c := NewCandidate(hc, "k", "c", ttl)
-		runCandidate(t, c)
-		second := leadsSoon(t, c, 0, time.Second)
-		if second.Token != first.Token {
-			t.Fatalf("c took %d", second.Token)
-		}
+		raw.put(v0)
+		second := takesTermAgain(t, hc, "c", ttl, first)
 		span := spanOf(second)
 		time.Sleep(time.Until(second.Began.Add(ttl/3 + 300*time.Millisecond)))
 		hc.Disconnect()
-		put(v0)
+		raw.put(v0)
 		ha.failGets.Store(false)
-		at := leadsSoon(t, a, second.Token, 3*ttl)
-		<-span.done
-		if at.Began.Before(span.end) {
-			t.Fatalf("two leaders: c led term %d until %v, a term %d from %v",
-				second.Token, span.end.Sub(second.Began), at.Token, at.Began.Sub(second.Began))
-		}
+		ledAfter(t, leadsSoon(t, a, second.Token, 3*ttl), span)
 	})
 }
