@@ -6,25 +6,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"net"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 )
-
-// closedPort is a loopback address nobody listens on.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	_ = ln.Close()
-	return addr
-}
 
 // statusLine runs the binary's status on url and returns its exit code
 // and its stderr, which must be exactly one line.
@@ -56,7 +43,7 @@ func statusLine(t *testing.T, bin, url string) (int, string) {
 // (not a deadline), no package jargon.
 func TestE2EUnreachableStoreOneLine(t *testing.T) {
 	bin := testBinary(t)
-	closed := closedPort(t)
+	closed := deadAddr(t)
 	for _, tc := range []struct{ url, want string }{
 		{"redis://" + closed, "connection refused"},
 		{"etcd://" + closed, "connection refused"},

@@ -5,7 +5,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"regexp"
 	"strings"
 
@@ -199,8 +198,8 @@ func explainTLS(err error, clientCert bool) error {
 	var unknown x509.UnknownAuthorityError
 	var invalid x509.CertificateInvalidError
 	var host x509.HostnameError
-	var op *net.OpError
 	var se api.StatusError
+	alert := adapter.RemoteAlert(err)
 	switch {
 	case err == nil:
 		return nil
@@ -212,8 +211,8 @@ func explainTLS(err error, clientCert bool) error {
 	case errors.As(err, &host):
 		return &CertificateError{Problem: ErrServerCertificate, Reason: host.Error(),
 			Hint: "dial a name it lists, or give server_name=NAME", Err: err}
-	case errors.As(err, &op) && op.Op == "remote error":
-		reason := op.Err.Error()
+	case alert != nil:
+		reason := alert.Err.Error()
 		hint := "it must be signed by a CA in the agent's tls ca_file and be valid now"
 		switch {
 		case strings.Contains(reason, "certificate required") && clientCert:

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"slices"
 	"time"
 
@@ -75,11 +74,11 @@ func refused(ctx context.Context, endpoint string, cfg *tls.Config) error {
 		_, err = c.Read(make([]byte, 1))
 		_ = c.Close()
 	}
-	var op *net.OpError
-	if !errors.As(err, &op) || op.Op != "remote error" {
+	alert := adapter.RemoteAlert(err)
+	if alert == nil {
 		return nil
 	}
-	return fmt.Errorf("%w (%s): %v", ErrCertificateRefused, describe(cfg, time.Now()), op)
+	return fmt.Errorf("%w (%s): %v", ErrCertificateRefused, describe(cfg, time.Now()), alert)
 }
 
 // describe names cfg's client certificate for a message: subject, issuer

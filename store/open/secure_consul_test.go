@@ -48,58 +48,32 @@ func consulBadConfigs(t *testing.T, certs string) []badConfig {
 		otherToken = o.Params.Get("token")
 	}
 	file := func(name string) string { return filepath.Join(certs, name) }
-	// with is the candidate's URL with params set (or, with "", removed).
-	with := func(params ...string) string {
-		q := spec.Params
-		c := make(map[string][]string, len(q))
-		for k, v := range q {
-			c[k] = v
-		}
-		for i := 0; i+1 < len(params); i += 2 {
-			if params[i+1] == "" {
-				delete(c, params[i])
-			} else {
-				c[params[i]] = []string{params[i+1]}
-			}
-		}
-		var b strings.Builder
-		b.WriteString("consul://" + host + "?")
-		first := true
-		for k, v := range c {
-			if !first {
-				b.WriteString("&")
-			}
-			first = false
-			b.WriteString(k + "=" + v[0])
-		}
-		return b.String()
-	}
 	const wrongToken = "5f0c2b1e-0d59-4c6a-9d0e-6a1b2c3d4e5f"
 	bad := []badConfig{
-		{name: "unknown CA", url: with("ca", file("other-ca.crt")),
+		{name: "unknown CA", url: withParams(t, writer, map[string]string{"ca": file("other-ca.crt")}),
 			want: []string{"agent's TLS certificate is not trusted", "unknown authority"}, secret: token},
-		{name: "wrong client certificate", url: with("cert", file("other-client.crt"), "key", file("other-client.key")),
+		{name: "wrong client certificate", url: withParams(t, writer, map[string]string{"cert": file("other-client.crt"), "key": file("other-client.key")}),
 			want: []string{"refused the client certificate", "issued by a CA the agent trusts"}, secret: token},
-		{name: "expired client certificate", url: with("cert", file("expired-client.crt"), "key", file("expired-client.key")),
+		{name: "expired client certificate", url: withParams(t, writer, map[string]string{"cert": file("expired-client.crt"), "key": file("expired-client.key")}),
 			want: []string{"refused the client certificate", "expired"}, secret: token},
-		{name: "no client certificate", url: with("cert", "", "key", ""),
+		{name: "no client certificate", url: withParams(t, writer, map[string]string{"cert": "", "key": ""}),
 			want: []string{"requires a client certificate and none was given"}, secret: token},
-		{name: "wrong token", url: with("token", wrongToken),
+		{name: "wrong token", url: withParams(t, writer, map[string]string{"token": wrongToken}),
 			want: []string{"ACL token", "not known"}, secret: wrongToken},
-		{name: "wrong token in the user information", url: strings.Replace(with("token", ""), "consul://", "consul://"+wrongToken+"@", 1),
+		{name: "wrong token in the user information", url: strings.Replace(withParams(t, writer, map[string]string{"token": ""}), "consul://", "consul://"+wrongToken+"@", 1),
 			want: []string{"ACL token", "not known"}, secret: wrongToken},
 		{name: "missing permission", url: other,
 			want: []string{"permission denied", `key:read on "secure/probe"`}, secret: otherToken},
-		{name: "no token", url: with("token", ""),
+		{name: "no token", url: withParams(t, writer, map[string]string{"token": ""}),
 			want: []string{"permission denied", "no ACL token was given", "key:read"}},
 		{name: "plain HTTP to the HTTPS port", url: "consul://" + host + "?token=" + token,
 			want: []string{"speaks TLS"}, secret: token},
-		{name: "expired server certificate", url: strings.Replace(with(), host, expiredServer(t, certs), 1),
+		{name: "expired server certificate", url: strings.Replace(writer, host, expiredServer(t, certs), 1),
 			want: []string{"agent's TLS certificate is not trusted", "expired"}, secret: token},
 	}
 	if plain := os.Getenv("LEADERSHIP_CONSUL"); plain != "" {
 		bad = append(bad, badConfig{name: "TLS to the plaintext agent",
-			url:  strings.Replace(with(), host, plain, 1),
+			url:  strings.Replace(writer, host, plain, 1),
 			want: []string{"does not speak TLS"}, secret: token})
 	}
 	return bad

@@ -3,7 +3,6 @@
 package open_test
 
 import (
-	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -30,23 +29,6 @@ func TestSecureEtcd(t *testing.T) {
 // and the other identity's URLs.
 func etcdBadConfigs(t *testing.T, certs string) []badConfig {
 	writer, _, other := securedServer{env: "LEADERSHIP_ETCD_SECURE"}.urls(t)
-	with := func(raw string, set map[string]string, drop ...string) string {
-		base, query, _ := strings.Cut(raw, "?")
-		q, err := url.ParseQuery(query)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, k := range drop {
-			q.Del(k)
-		}
-		for k, v := range set {
-			q.Set(k, v)
-		}
-		if len(q) == 0 {
-			return base
-		}
-		return base + "?" + q.Encode()
-	}
 	secret := func(raw string) string {
 		spec, err := open.Parse(raw)
 		if err != nil || spec.Password == "" {
@@ -61,22 +43,22 @@ func etcdBadConfigs(t *testing.T, certs string) []badConfig {
 	return []badConfig{
 		{
 			name: "unknown CA",
-			url:  with(writer, map[string]string{"ca": certs + "/other-ca.crt"}),
+			url:  withParams(t, writer, map[string]string{"ca": certs + "/other-ca.crt"}),
 			want: []string{"certificate signed by unknown authority"},
 		},
 		{
 			name: "wrong client certificate",
-			url:  with(writer, map[string]string{"cert": certs + "/other-client.crt", "key": certs + "/other-client.key"}),
+			url:  withParams(t, writer, map[string]string{"cert": certs + "/other-client.crt", "key": certs + "/other-client.key"}),
 			want: []string{"client certificate", "bad certificate|unknown certificate authority"},
 		},
 		{
 			name: "expired client certificate",
-			url:  with(writer, map[string]string{"cert": certs + "/expired-client.crt", "key": certs + "/expired-client.key"}),
+			url:  withParams(t, writer, map[string]string{"cert": certs + "/expired-client.crt", "key": certs + "/expired-client.key"}),
 			want: []string{"client certificate", "expired"},
 		},
 		{
 			name: "no client certificate",
-			url:  with(writer, nil, "cert", "key"),
+			url:  withParams(t, writer, map[string]string{"cert": "", "key": ""}),
 			want: []string{"client certificate"},
 		},
 		{
@@ -93,7 +75,7 @@ func etcdBadConfigs(t *testing.T, certs string) []badConfig {
 		},
 		{
 			name:   "plain text asked of a TLS server",
-			url:    with(password(other, wrongPassword), nil, "ca", "cert", "key"),
+			url:    withParams(t, password(other, wrongPassword), map[string]string{"ca": "", "cert": "", "key": ""}),
 			want:   []string{"speaks TLS"},
 			secret: wrongPassword,
 		},

@@ -41,45 +41,29 @@ func postgresBadConfigs(t *testing.T, certs string) []badConfig {
 		t.Fatalf("LEADERSHIP_POSTGRES_SECURE %s: not a URL", redact(writer))
 	}
 	password, _ := u.User.Password()
-	with := func(raw string, set map[string]string) string {
-		v, err := url.Parse(raw)
-		if err != nil {
-			t.Fatal(err)
-		}
-		q := v.Query()
-		for k, val := range set {
-			if val == "" {
-				q.Del(k)
-			} else {
-				q.Set(k, val)
-			}
-		}
-		v.RawQuery = q.Encode()
-		return v.String()
-	}
 	wrongPassword := *u
 	wrongPassword.User = url.UserPassword(u.User.Username(), "not-"+password)
 	// The candidate's password with the follower's certificate: its CN
 	// names another role.
-	otherCN := with(writer, map[string]string{"sslcert": certs + "/reader.crt", "sslkey": certs + "/reader.key"})
+	otherCN := withParams(t, writer, map[string]string{"sslcert": certs + "/reader.crt", "sslkey": certs + "/reader.key"})
 	return []badConfig{
-		{name: "unknown CA", url: with(writer, map[string]string{"sslrootcert": certs + "/other-ca.crt"}),
+		{name: "unknown CA", url: withParams(t, writer, map[string]string{"sslrootcert": certs + "/other-ca.crt"}),
 			want: []string{"TLS handshake failed", "certificate signed by unknown authority"}, secret: password},
-		{name: "client certificate of an untrusted CA", url: with(writer, map[string]string{"sslcert": certs + "/other-client.crt", "sslkey": certs + "/other-client.key"}),
+		{name: "client certificate of an untrusted CA", url: withParams(t, writer, map[string]string{"sslcert": certs + "/other-client.crt", "sslkey": certs + "/other-client.key"}),
 			want: []string{"authentication refused", "valid client certificate"}, secret: password},
-		{name: "expired client certificate", url: with(writer, map[string]string{"sslcert": certs + "/expired-client.crt", "sslkey": certs + "/expired-client.key"}),
+		{name: "expired client certificate", url: withParams(t, writer, map[string]string{"sslcert": certs + "/expired-client.crt", "sslkey": certs + "/expired-client.key"}),
 			want: []string{"TLS handshake failed", "refused the client certificate", "expired certificate"}, secret: password},
 		{name: "client certificate of another role", url: otherCN,
 			want: []string{"authentication refused", `CN "leadership-reader" is not the user "leadership"`}, secret: password},
-		{name: "no client certificate", url: with(writer, map[string]string{"sslcert": "", "sslkey": ""}),
+		{name: "no client certificate", url: withParams(t, writer, map[string]string{"sslcert": "", "sslkey": ""}),
 			want: []string{"authentication refused", "requires a valid client certificate"}, secret: password},
 		{name: "wrong password", url: wrongPassword.String(),
 			want: []string{"authentication refused", "password authentication failed"}, secret: "not-" + password},
 		{name: "missing permission", url: other,
 			want: []string{"permission denied for table leadership_kv"}},
-		{name: "plain text refused", url: with(writer, map[string]string{"sslmode": "disable", "sslrootcert": "", "sslcert": "", "sslkey": ""}),
+		{name: "plain text refused", url: withParams(t, writer, map[string]string{"sslmode": "disable", "sslrootcert": "", "sslcert": "", "sslkey": ""}),
 			want: []string{"authentication refused", "no encryption"}, secret: password},
-		{name: "TLS asked of a server without TLS", url: with(strings.Replace(writer, u.Host, plainPostgres(t), 1), nil),
+		{name: "TLS asked of a server without TLS", url: withParams(t, strings.Replace(writer, u.Host, plainPostgres(t), 1), nil),
 			want: []string{"TLS handshake failed", "does not speak TLS"}, secret: password},
 	}
 }

@@ -7,7 +7,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -17,6 +16,7 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/store/internal/storetest"
 	"github.com/leadership-go/leadership/store/open"
 )
 
@@ -30,28 +30,6 @@ func TestSecureRedis(t *testing.T) {
 		ttl:  2 * time.Second,
 		bad:  redisBadConfigs,
 	})
-}
-
-// redisWithParams is the store URL raw with its query parameters changed: set
-// adds or replaces, an empty value removes.
-func redisWithParams(t *testing.T, raw string, set map[string]string) string {
-	t.Helper()
-	base, query, _ := strings.Cut(raw, "?")
-	q, err := url.ParseQuery(query)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range set {
-		if v == "" {
-			q.Del(k)
-		} else {
-			q.Set(k, v)
-		}
-	}
-	if len(q) == 0 {
-		return base
-	}
-	return base + "?" + q.Encode()
 }
 
 // redisBadConfigs are the broken configurations of the secured Redis
@@ -70,23 +48,23 @@ func redisBadConfigs(t *testing.T, certs string) []badConfig {
 	// A port where nothing listens, and servers that are not Redis: one
 	// that only accepts connections (a plain-text server waiting for a
 	// whole command), one with an expired certificate.
-	nothing := redisClosedPort(t)
+	nothing := storetest.RefusedAddr(t)
 	silent := redisListen(t, nil)
 	expired := redisListen(t, redisTLSServerConfig(t, file("expired-server.crt"), file("expired-server.key")))
 	at := func(addr string, set map[string]string) string {
-		return redisWithParams(t, strings.Replace(writer, ep, addr, 1), set)
+		return withParams(t, strings.Replace(writer, ep, addr, 1), set)
 	}
 
 	return []badConfig{
-		{name: "unknown CA", url: redisWithParams(t, writer, map[string]string{"ca": file("other-ca.crt")}),
+		{name: "unknown CA", url: withParams(t, writer, map[string]string{"ca": file("other-ca.crt")}),
 			want: []string{"unknown authority"}, secret: pass},
-		{name: "wrong client certificate", url: redisWithParams(t, writer, map[string]string{"cert": file("other-client.crt"), "key": file("other-client.key")}),
+		{name: "wrong client certificate", url: withParams(t, writer, map[string]string{"cert": file("other-client.crt"), "key": file("other-client.key")}),
 			want: []string{"certificate"}, secret: pass},
-		{name: "expired client certificate", url: redisWithParams(t, writer, map[string]string{"cert": file("expired-client.crt"), "key": file("expired-client.key")}),
+		{name: "expired client certificate", url: withParams(t, writer, map[string]string{"cert": file("expired-client.crt"), "key": file("expired-client.key")}),
 			want: []string{"expired"}, secret: pass},
-		{name: "no client certificate", url: redisWithParams(t, writer, map[string]string{"cert": "", "key": ""}),
+		{name: "no client certificate", url: withParams(t, writer, map[string]string{"cert": "", "key": ""}),
 			want: []string{"certificate"}, secret: pass},
-		{name: "wrong server name", url: redisWithParams(t, writer, map[string]string{"server_name": "wrong.example"}),
+		{name: "wrong server name", url: withParams(t, writer, map[string]string{"server_name": "wrong.example"}),
 			want: []string{"wrong.example"}, secret: pass},
 		{name: "wrong password", url: strings.Replace(writer, ":"+pass+"@", ":"+wrongPass+"@", 1),
 			want: []string{"password"}, secret: wrongPass},
@@ -96,7 +74,7 @@ func redisBadConfigs(t *testing.T, certs string) []badConfig {
 			want: []string{"auth"}},
 		{name: "missing permission", url: other,
 			want: []string{"permission"}, secret: pass},
-		{name: "plain text to the TLS port", url: strings.Replace(redisWithParams(t, writer, map[string]string{"ca": "", "cert": "", "key": ""}), "rediss://", "redis://", 1),
+		{name: "plain text to the TLS port", url: strings.Replace(withParams(t, writer, map[string]string{"ca": "", "cert": "", "key": ""}), "rediss://", "redis://", 1),
 			want: []string{"speaks TLS"}, secret: pass},
 		{name: "TLS to nothing", url: at(nothing, nil),
 			want: []string{"refused"}, secret: pass},
@@ -105,17 +83,6 @@ func redisBadConfigs(t *testing.T, certs string) []badConfig {
 		{name: "expired server certificate", url: at(expired, nil),
 			want: []string{"expired"}, secret: pass},
 	}
-}
-
-// redisClosedPort is an address of 127.0.0.1 where nothing listens.
-func redisClosedPort(t *testing.T) string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
 }
 
 // redisListen serves on 127.0.0.1 until the end of the test: with cfg, TLS

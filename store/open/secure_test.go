@@ -3,6 +3,7 @@ package open_test
 import (
 	"context"
 	"errors"
+	"net/url"
 	"os"
 	"strings"
 	"testing"
@@ -342,4 +343,26 @@ func redact(url string) string {
 		return s.String()
 	}
 	return "(malformed URL)"
+}
+
+// withParams is the store URL raw with its query parameters changed: set
+// adds or replaces, an empty value removes.
+func withParams(t *testing.T, raw string, set map[string]string) string {
+	t.Helper()
+	base, query, _ := strings.Cut(raw, "?")
+	q, err := url.ParseQuery(query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range set {
+		if v == "" {
+			q.Del(k)
+		} else {
+			q.Set(k, v)
+		}
+	}
+	if len(q) == 0 {
+		return base
+	}
+	return base + "?" + q.Encode()
 }

@@ -29,23 +29,6 @@ func zookeeperBadConfigs(t *testing.T, certs string) []badConfig {
 		t.Fatal(err)
 	}
 	file := func(name string) string { return filepath.Join(certs, name) }
-	// withParams is the candidate's URL with some TLS parameters replaced
-	// (an empty value drops the parameter).
-	withParams := func(kv ...string) string {
-		q := url.Values{}
-		for k, v := range spec.Params {
-			q[k] = v
-		}
-		for i := 0; i < len(kv); i += 2 {
-			if kv[i+1] == "" {
-				q.Del(kv[i])
-			} else {
-				q.Set(kv[i], kv[i+1])
-			}
-		}
-		base, _, _ := strings.Cut(writer, "?")
-		return base + "?" + q.Encode()
-	}
 	wrongPassword := strings.Replace(writer, ":"+url.PathEscape(spec.Password)+"@", ":not-"+url.PathEscape(spec.Password)+"@", 1)
 	if wrongPassword == writer {
 		t.Fatal("cannot find the password in the candidate's URL")
@@ -55,17 +38,17 @@ func zookeeperBadConfigs(t *testing.T, certs string) []badConfig {
 			want: []string{"authentication failed", "wrong password", `"candidate"`}, secret: spec.Password},
 		{name: "missing permission", url: other, write: true,
 			want: []string{"permission denied", "CREATE", "/secure"}, secret: otherPassword(t, other)},
-		{name: "unknown CA", url: withParams("ca", file("other-ca.crt")),
+		{name: "unknown CA", url: withParams(t, writer, map[string]string{"ca": file("other-ca.crt")}),
 			want: []string{"unknown authority"}, secret: spec.Password},
-		{name: "wrong client certificate", url: withParams("cert", file("other-client.crt"), "key", file("other-client.key")),
+		{name: "wrong client certificate", url: withParams(t, writer, map[string]string{"cert": file("other-client.crt"), "key": file("other-client.key")}),
 			want: []string{"refused the client certificate", "not trusted"}, secret: spec.Password},
-		{name: "expired client certificate", url: withParams("cert", file("expired-client.crt"), "key", file("expired-client.key")),
+		{name: "expired client certificate", url: withParams(t, writer, map[string]string{"cert": file("expired-client.crt"), "key": file("expired-client.key")}),
 			want: []string{"refused the client certificate", "expired"}, secret: spec.Password},
-		{name: "no client certificate", url: withParams("cert", "", "key", ""),
+		{name: "no client certificate", url: withParams(t, writer, map[string]string{"cert": "", "key": ""}),
 			want: []string{"without a client certificate|certificate required"}, secret: spec.Password},
-		{name: "plain text to the TLS port", url: withParams("ca", "", "cert", "", "key", ""),
+		{name: "plain text to the TLS port", url: withParams(t, writer, map[string]string{"ca": "", "cert": "", "key": ""}),
 			want: []string{"speaks TLS"}, secret: spec.Password},
-		{name: "ACL without the scheme's id", url: withParams("acl", "digest:reader:r"),
+		{name: "ACL without the scheme's id", url: withParams(t, writer, map[string]string{"acl": "digest:reader:r"}),
 			want: []string{"acl", "digest id"}, secret: spec.Password},
 	}
 }

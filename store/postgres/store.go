@@ -6,7 +6,6 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,6 +17,7 @@ import (
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
+	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/watch"
 
 	"github.com/leadership-go/leadership/store/internal/kv"
@@ -273,13 +273,12 @@ func refusal(err error, cc *pgx.ConnConfig) (kind error, hint string) {
 		unknown  x509.UnknownAuthorityError
 		hostname x509.HostnameError
 		invalid  x509.CertificateInvalidError
-		opErr    *net.OpError
 	)
 
 	switch {
 	case errors.As(err, &verify), errors.As(err, &unknown), errors.As(err, &hostname), errors.As(err, &invalid):
 		return ErrTLS, "the server's certificate does not verify"
-	case errors.As(err, &opErr) && opErr.Op == "remote error":
+	case adapter.RemoteAlert(err) != nil:
 		// An alert from the server during the handshake: about the client
 		// certificate when it presented one.
 		if cc.TLSConfig != nil && len(cc.TLSConfig.Certificates) > 0 {

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"errors"
 	"io"
-	"net"
 	"syscall"
 	"time"
 
@@ -49,7 +48,7 @@ func tlsRefusal(ctx context.Context, endpoint string, cfg *tls.Config, err error
 	if cfg == nil || errors.Is(ctx.Err(), context.Canceled) {
 		return nil
 	}
-	if alert := remoteAlert(err); alert != nil {
+	if alert := adapter.RemoteAlert(err); alert != nil {
 		return &tlsRefusedError{endpoint: endpoint, alert: alert}
 	}
 	if !errors.Is(err, syscall.ECONNRESET) && !errors.Is(err, syscall.EPIPE) && !errors.Is(err, io.EOF) {
@@ -59,7 +58,7 @@ func tlsRefusal(ctx context.Context, endpoint string, cfg *tls.Config, err error
 	defer cancel()
 	c, err := adapter.DialTLS(ctx, endpoint, cfg)
 	if err != nil {
-		if alert := remoteAlert(err); alert != nil {
+		if alert := adapter.RemoteAlert(err); alert != nil {
 			return &tlsRefusedError{endpoint: endpoint, alert: alert}
 		}
 		return nil
@@ -71,17 +70,8 @@ func tlsRefusal(ctx context.Context, endpoint string, cfg *tls.Config, err error
 	// A server that accepts the connection waits for a command: the read
 	// times out. One that refuses it sends its alert.
 	_, err = c.Read(make([]byte, 1))
-	if alert := remoteAlert(err); alert != nil {
+	if alert := adapter.RemoteAlert(err); alert != nil {
 		return &tlsRefusedError{endpoint: endpoint, alert: alert}
-	}
-	return nil
-}
-
-// remoteAlert returns the TLS alert the server sent, found in err, or nil.
-func remoteAlert(err error) error {
-	var op *net.OpError
-	if errors.As(err, &op) && op.Op == "remote error" {
-		return op
 	}
 	return nil
 }

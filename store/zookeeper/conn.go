@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -99,7 +98,7 @@ func (d *dialer) dial(network, address string, _ time.Duration) (net.Conn, error
 		if err != nil {
 			_ = c.Close()
 			if d.ctx.Err() == nil {
-				if isRemoteAlert(err) { // TLS 1.2: the server checks the client certificate in the handshake
+				if adapter.RemoteAlert(err) != nil { // TLS 1.2: the server checks the client certificate in the handshake
 					d.failTLS(address, d.refusedCert(address, err))
 				} else {
 					d.failTLS(address, fmt.Errorf("TLS handshake with %s failed: %w", address, err))
@@ -190,13 +189,7 @@ func speaksTLS(ctx context.Context, endpoint string, timeout time.Duration) bool
 		_ = c.Close()
 		return true
 	}
-	return isRemoteAlert(err)
-}
-
-// isRemoteAlert reports whether err is a TLS alert the peer sent.
-func isRemoteAlert(err error) bool {
-	var op *net.OpError
-	return errors.As(err, &op) && op.Op == "remote error"
+	return adapter.RemoteAlert(err) != nil
 }
 
 type trackedConn struct {
@@ -209,7 +202,7 @@ type trackedConn struct {
 // Read notes a TLS alert of the server (a refused client certificate).
 func (c *trackedConn) Read(b []byte) (int, error) {
 	n, err := c.Conn.Read(b)
-	if err != nil && c.d.tls != nil && isRemoteAlert(err) && c.d.ctx.Err() == nil {
+	if err != nil && c.d.tls != nil && adapter.RemoteAlert(err) != nil && c.d.ctx.Err() == nil {
 		c.d.failTLS(c.address, c.d.refusedCert(c.address, err))
 	}
 	return n, err

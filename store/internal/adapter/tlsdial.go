@@ -3,6 +3,7 @@ package adapter
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"net"
 )
 
@@ -24,4 +25,16 @@ func ForEndpoint(cfg *tls.Config, endpoint string) *tls.Config {
 func DialTLS(ctx context.Context, endpoint string, cfg *tls.Config) (net.Conn, error) {
 	d := tls.Dialer{Config: ForEndpoint(cfg, endpoint)}
 	return d.DialContext(ctx, "tcp", endpoint)
+}
+
+// RemoteAlert returns the TLS alert the peer sent, found in err: the
+// *net.OpError whose Op is "remote error" (its Err is the alert, such as
+// "tls: unknown certificate authority"). It returns nil when err holds
+// none.
+func RemoteAlert(err error) *net.OpError {
+	var op *net.OpError
+	if errors.As(err, &op) && op.Op == "remote error" {
+		return op
+	}
+	return nil
 }

@@ -2,6 +2,9 @@ package adapter
 
 import (
 	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
 	"testing"
 )
 
@@ -13,5 +16,17 @@ func TestForEndpoint(t *testing.T) {
 	cfg.ServerName = "other"
 	if got := ForEndpoint(cfg, "[::1]:5432"); got.ServerName != "other" {
 		t.Fatalf("ServerName %q, want the one given", got.ServerName)
+	}
+}
+
+func TestRemoteAlert(t *testing.T) {
+	alert := &net.OpError{Op: "remote error", Err: errors.New("tls: unknown certificate authority")}
+	if got := RemoteAlert(fmt.Errorf("open: %w", alert)); got != alert {
+		t.Errorf("RemoteAlert(wrapped alert) = %v, want the alert", got)
+	}
+	for _, err := range []error{nil, errors.New("tls: bad certificate"), &net.OpError{Op: "dial", Err: errors.New("connection refused")}} {
+		if got := RemoteAlert(err); got != nil {
+			t.Errorf("RemoteAlert(%v) = %v, want nil", err, got)
+		}
 	}
 }

@@ -21,6 +21,31 @@ func RefusedAddr(t testing.TB) string {
 	return addr
 }
 
+// ServeAddr returns the address of a 127.0.0.1 listener that hands each
+// connection it accepts to serve, in its accepting goroutine: serve must
+// not block for long. The listener is closed, and its goroutine waited
+// for, at the end of the test.
+func ServeAddr(t testing.TB, serve func(net.Conn)) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			serve(c)
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close(); <-done })
+	return ln.Addr().String()
+}
+
 // HungServer accepts connections and never answers, as a hung server
 // does. It closes its listener and every connection at the end of the
 // test that made it.

@@ -62,25 +62,12 @@ func TestHungServer(t *testing.T) {
 
 func TestGatedAddr(t *testing.T) {
 	// The target greets every connection.
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			_, _ = c.Write([]byte("hi"))
-			_ = c.Close()
-		}
-	}()
-	t.Cleanup(func() { _ = ln.Close(); <-done })
+	target := storetest.ServeAddr(t, func(c net.Conn) {
+		_, _ = c.Write([]byte("hi"))
+		_ = c.Close()
+	})
 
-	addr, release := storetest.GatedAddr(t, ln.Addr().String())
+	addr, release := storetest.GatedAddr(t, target)
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
