@@ -177,12 +177,12 @@ func (s *Store) setup(ctx context.Context) (*pgx.Conn, error) {
 	defer cancel()
 
 	if err := s.pool.Ping(cctx); err != nil {
-		return nil, s.openErr(ctx, "connect", err)
+		return nil, s.openErr(ctx, cctx, "connect", err)
 	}
 
 	if s.st.schema == "" {
 		if err := s.pool.QueryRow(cctx, "SELECT current_schema()").Scan(&s.st.schema); err != nil {
-			return nil, s.openErr(ctx, "current_schema", err)
+			return nil, s.openErr(ctx, cctx, "current_schema", err)
 		}
 
 		if err := validateName("schema", s.st.schema, maxNameLen); err != nil {
@@ -201,27 +201,31 @@ func (s *Store) setup(ctx context.Context) (*pgx.Conn, error) {
 			return nil, err
 		}
 
-		return nil, s.openErr(ctx, "create schema", err)
+		return nil, s.openErr(ctx, ctx, "create schema", err)
 	}
 
 	if err := s.warm(cctx); err != nil {
-		return nil, s.openErr(ctx, "warm up", err)
+		return nil, s.openErr(ctx, cctx, "warm up", err)
 	}
 
 	conn, err := s.connectListener(cctx)
 	if err != nil {
-		return nil, s.openErr(ctx, "listen", err)
+		return nil, s.openErr(ctx, cctx, "listen", err)
 	}
 
 	return conn, nil
 }
 
-func (s *Store) openErr(ctx context.Context, op string, err error) error {
+// openErr maps the error of op during Open, ctx being Open's context and
+// cctx the one op ran with: the caller's cancellation as it is, else err
+// classified, after a probe for the server's refusal of the client
+// certificate that a reset can hide (certVerdict, within cctx).
+func (s *Store) openErr(ctx, cctx context.Context, op string, err error) error {
 	if e := ctx.Err(); e != nil {
 		return e
 	}
 
-	return s.classify(op, err)
+	return s.classify(op, certVerdict(cctx, &s.connCfg.Config, err))
 }
 
 // classify wraps a driver error, its password masked: a refusal (TLS,
