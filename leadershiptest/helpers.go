@@ -529,3 +529,28 @@ func noLibraryGoroutinesLeft(t *testing.T, before map[string]bool, grace time.Du
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// since describes, for a failure message, what the follower and each of cs
+// reported from start on: the leaders the follower named and the errors
+// the candidates sent, each with its time after start. A slow handoff
+// reads differently when the release failed (an error of the old leader),
+// when the watches lagged (the follower names "" late) or when the
+// successor's write was slow.
+func since(start time.Time, f *fol, cs ...*cand) string {
+	var b strings.Builder
+	b.WriteString("follower named:")
+	for _, v := range f.leaders.all() {
+		if !v.at.Before(start) {
+			fmt.Fprintf(&b, " %q@%v", v.v, v.at.Sub(start).Round(time.Millisecond))
+		}
+	}
+	for _, c := range cs {
+		fmt.Fprintf(&b, "; %s's errors:", c.name)
+		for _, v := range c.errs.all() {
+			if !v.at.Before(start) {
+				fmt.Fprintf(&b, " %v@%v", v.v, v.at.Sub(start).Round(time.Millisecond))
+			}
+		}
+	}
+	return b.String()
+}

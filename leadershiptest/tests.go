@@ -119,9 +119,10 @@ func testFirstElection(e *env) {
 
 	// Leadership holds: several TTLs of renewals, the same term, no one
 	// else elected.
+	held := time.Now()
 	time.Sleep(3 * e.ttl)
 	if now, ok := l.CurrentTerm(); !ok || now.Token != term.Token {
-		e.t.Fatalf("after 3 TTLs the leader's term is %+v (leading: %v), was %d", now, ok, term.Token)
+		e.t.Fatalf("after 3 TTLs the leader's term is %+v (leading: %v), was %d; %s", now, ok, term.Token, since(held, early, cs...))
 	}
 	expectLeadOnly(e, cs, l)
 	if got := early.Leader(); got != l.name {
@@ -153,7 +154,7 @@ func testResignHandsOver(e *env) {
 		}
 		e.timing(fmt.Sprintf("handoff after Resign, round %d", round), took)
 		if took >= e.ttl/2 {
-			e.t.Fatalf("round %d: handoff took %v, not well under the TTL %v", round, took, e.ttl)
+			e.t.Fatalf("round %d: handoff took %v, not well under the TTL %v; %s", round, took, e.ttl, since(start, f, cs...))
 		}
 		_, v := f.leaders.find(e.t, e.wait, from, "follower names the next leader", func(s string) bool { return s == next.name })
 		e.timing(fmt.Sprintf("follower names the next leader after Resign, round %d", round), v.at.Sub(start))
@@ -179,7 +180,7 @@ func testStopHandsOver(e *env) {
 		took := nt.Began.Sub(start)
 		e.timing(fmt.Sprintf("handoff after Stop, round %d", round), took)
 		if took >= e.ttl/2 {
-			e.t.Fatalf("round %d: handoff after Stop took %v: not at once (TTL %v)", round, took, e.ttl)
+			e.t.Fatalf("round %d: handoff after Stop took %v: not at once (TTL %v); %s", round, took, e.ttl, since(start, f, cs...))
 		}
 		expectStopped(e, l)
 		i, v := f.leaders.find(e.t, e.wait, from, "follower names the next leader", func(s string) bool { return s == next.name })
