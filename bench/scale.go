@@ -84,27 +84,12 @@ func (r *scaleRun) noteErr(err error) {
 
 // readCandidate drains one candidate's channels (one goroutine each).
 func (r *scaleRun) readCandidate(e *scaleElection, k int, elected <-chan bool, errs <-chan error) {
-	r.readers.Go(func() {
-		for elected != nil || errs != nil {
+	drain(r, elected, errs, func(v bool) {
+		if v {
+			r.transitions.Add(1)
 			select {
-			case v, ok := <-elected:
-				if !ok {
-					elected = nil
-					continue
-				}
-				if v {
-					r.transitions.Add(1)
-					select {
-					case e.elected[k] <- struct{}{}:
-					default:
-					}
-				}
-			case err, ok := <-errs:
-				if !ok {
-					errs = nil
-					continue
-				}
-				r.noteErr(err)
+			case e.elected[k] <- struct{}{}:
+			default:
 			}
 		}
 	})
@@ -112,19 +97,27 @@ func (r *scaleRun) readCandidate(e *scaleElection, k int, elected <-chan bool, e
 
 // readFollower drains the follower's channels.
 func (r *scaleRun) readFollower(e *scaleElection, leaders <-chan string, errs <-chan error) {
+	drain(r, leaders, errs, func(name string) {
+		if name != "" && !e.named.Swap(true) {
+			if r.namedCount.Add(1) == int64(len(r.elections)) {
+				close(r.allNamed)
+			}
+		}
+	})
+}
+
+// drain reads values and errs in one goroutine until both are closed,
+// handing each value to onValue and noting each error.
+func drain[T any](r *scaleRun, values <-chan T, errs <-chan error, onValue func(T)) {
 	r.readers.Go(func() {
-		for leaders != nil || errs != nil {
+		for values != nil || errs != nil {
 			select {
-			case name, ok := <-leaders:
+			case v, ok := <-values:
 				if !ok {
-					leaders = nil
+					values = nil
 					continue
 				}
-				if name != "" && !e.named.Swap(true) {
-					if r.namedCount.Add(1) == int64(len(r.elections)) {
-						close(r.allNamed)
-					}
-				}
+				onValue(v)
 			case err, ok := <-errs:
 				if !ok {
 					errs = nil
