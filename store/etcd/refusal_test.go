@@ -2,79 +2,26 @@ package etcd
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
-	"math/big"
-	"net"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
-
-// testCA is a throwaway CA that signs the certificates of these tests.
-type testCA struct {
-	cert *x509.Certificate
-	key  *ecdsa.PrivateKey
-}
-
-func newTestCA(t *testing.T, cn string) testCA {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: cn},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return testCA{cert, key}
-}
-
-// leaf is a certificate signed by ca, valid over [from, to].
-func (ca testCA) leaf(t *testing.T, cn string, usage x509.ExtKeyUsage, from, to time.Time) tls.Certificate {
-	t.Helper()
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(time.Now().UnixNano()), Subject: pkix.Name{CommonName: cn},
-		NotBefore: from, NotAfter: to, KeyUsage: x509.KeyUsageDigitalSignature,
-		ExtKeyUsage: []x509.ExtKeyUsage{usage}, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)},
-	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}
-}
 
 // mtlsServer listens on 127.0.0.1 with TLS, requires client certificates
 // signed by ca, and holds each connection open (as a server waiting for a
 // request) until the test ends.
-func mtlsServer(t *testing.T, ca testCA, maxVersion uint16) string {
+func mtlsServer(t *testing.T, ca storetest.CA, maxVersion uint16) string {
 	t.Helper()
-	pool := x509.NewCertPool()
-	pool.AddCert(ca.cert)
 	now := time.Now()
 	cfg := &tls.Config{
-		Certificates: []tls.Certificate{ca.leaf(t, "127.0.0.1", x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(time.Hour))},
-		ClientAuth:   tls.RequireAndVerifyClientCert, ClientCAs: pool,
+		Certificates: []tls.Certificate{ca.Leaf(t, "127.0.0.1", x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(time.Hour))},
+		ClientAuth:   tls.RequireAndVerifyClientCert, ClientCAs: ca.Pool(),
 		MinVersion: tls.VersionTLS12, MaxVersion: maxVersion,
 	}
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", cfg)
@@ -107,9 +54,8 @@ func mtlsServer(t *testing.T, ca testCA, maxVersion uint16) string {
 // nothing to say about one it accepts, over TLS 1.3 (the verdict comes
 // after the client's handshake) and TLS 1.2 (during it).
 func TestRefusedNamesTheClientCertificate(t *testing.T) {
-	ca, other := newTestCA(t, "trusted CA"), newTestCA(t, "untrusted CA")
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
+	ca, other := storetest.NewCA(t, "trusted CA"), storetest.NewCA(t, "untrusted CA")
+	roots := ca.Pool()
 	now := time.Now()
 	client := func(certs ...tls.Certificate) *tls.Config {
 		return &tls.Config{RootCAs: roots, Certificates: certs, MinVersion: tls.VersionTLS12}
@@ -121,14 +67,14 @@ func TestRefusedNamesTheClientCertificate(t *testing.T) {
 			cfg  *tls.Config
 			want []string // "" : accepted
 		}{
-			{"good", client(ca.leaf(t, "good", x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(time.Hour))), nil},
-			{"untrusted issuer", client(other.leaf(t, "stranger", x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(time.Hour))),
+			{"good", client(ca.Leaf(t, "good", x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(time.Hour))), nil},
+			{"untrusted issuer", client(other.Leaf(t, "stranger", x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(time.Hour))),
 				[]string{`subject "stranger"`, `issuer "untrusted CA"`, "does the server trust"}},
-			{"expired", client(ca.leaf(t, "old", x509.ExtKeyUsageClientAuth, now.Add(-48*time.Hour), now.Add(-24*time.Hour))),
+			{"expired", client(ca.Leaf(t, "old", x509.ExtKeyUsageClientAuth, now.Add(-48*time.Hour), now.Add(-24*time.Hour))),
 				[]string{`subject "old"`, "expired on"}},
-			{"not yet valid", client(ca.leaf(t, "young", x509.ExtKeyUsageClientAuth, now.Add(24*time.Hour), now.Add(48*time.Hour))),
+			{"not yet valid", client(ca.Leaf(t, "young", x509.ExtKeyUsageClientAuth, now.Add(24*time.Hour), now.Add(48*time.Hour))),
 				[]string{"not valid before"}},
-			{"server certificate", client(ca.leaf(t, "server", x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(time.Hour))),
+			{"server certificate", client(ca.Leaf(t, "server", x509.ExtKeyUsageServerAuth, now.Add(-time.Hour), now.Add(time.Hour))),
 				[]string{"not for client authentication"}},
 			{"none", client(), []string{"none given"}},
 		} {
@@ -160,15 +106,14 @@ func TestRefusedNamesTheClientCertificate(t *testing.T) {
 // ErrCertificateRefused, naming the certificate, within its DialTimeout
 // and the probe's bound, with nothing left running (TestMain's goleak).
 func TestOpenNamesARefusedClientCertificate(t *testing.T) {
-	ca, other := newTestCA(t, "trusted CA"), newTestCA(t, "untrusted CA")
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
+	ca, other := storetest.NewCA(t, "trusted CA"), storetest.NewCA(t, "untrusted CA")
+	roots := ca.Pool()
 	addr := mtlsServer(t, ca, tls.VersionTLS13)
 	now := time.Now()
 	cfg := Config{
 		Endpoints: []string{addr}, DialTimeout: 500 * time.Millisecond,
 		TLS: &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12,
-			Certificates: []tls.Certificate{other.leaf(t, "stranger", x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(time.Hour))}},
+			Certificates: []tls.Certificate{other.Leaf(t, "stranger", x509.ExtKeyUsageClientAuth, now.Add(-time.Hour), now.Add(time.Hour))}},
 	}
 	for _, user := range []string{"", "leadership"} {
 		cfg.Username, cfg.Password = user, ""

@@ -3,16 +3,11 @@ package postgres
 import (
 	"bytes"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
-	"math/big"
 	"net"
 	"strings"
 	"sync"
@@ -24,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/leadership-go/leadership/store/internal/adapter"
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 // probePKI is a CA, a server certificate for 127.0.0.1 and two client
@@ -37,45 +33,15 @@ type probePKI struct {
 func newProbePKI(t *testing.T) probePKI {
 	t.Helper()
 
-	now := time.Now()
-	issue := func(serial int64, cn string, from, to time.Time, parent *x509.Certificate, signer *ecdsa.PrivateKey) (*x509.Certificate, *ecdsa.PrivateKey, tls.Certificate) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: cn}, NotBefore: from, NotAfter: to,
-			KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageCertSign,
-			ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
-			IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}, IsCA: parent == nil, BasicConstraintsValid: true,
-		}
-		if parent == nil {
-			parent, signer = tmpl, key
-		}
-
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, signer)
-		if err != nil {
-			t.Fatal(err)
-		}
-
-		cert, err := x509.ParseCertificate(der)
-		if err != nil {
-			t.Fatal(err)
-		}
-
-		return cert, key, tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key, Leaf: cert}
+	ca, now := storetest.NewCA(t, "probe CA"), time.Now()
+	valid := func(cn string, usage x509.ExtKeyUsage) tls.Certificate {
+		return ca.Leaf(t, cn, usage, now.Add(-time.Hour), now.Add(time.Hour))
 	}
 
-	ca, caKey, _ := issue(1, "probe CA", now.Add(-48*time.Hour), now.Add(time.Hour), nil, nil)
-	_, _, server := issue(2, "127.0.0.1", now.Add(-time.Hour), now.Add(time.Hour), ca, caKey)
-	_, _, client := issue(3, "u", now.Add(-time.Hour), now.Add(time.Hour), ca, caKey)
-	_, _, expired := issue(4, "u", now.Add(-48*time.Hour), now.Add(-24*time.Hour), ca, caKey)
-
-	roots := x509.NewCertPool()
-	roots.AddCert(ca)
-
-	return probePKI{roots: roots, server: server, client: client, expired: expired}
+	return probePKI{
+		roots: ca.Pool(), server: valid("127.0.0.1", x509.ExtKeyUsageServerAuth), client: valid("u", x509.ExtKeyUsageClientAuth),
+		expired: ca.Leaf(t, "u", x509.ExtKeyUsageClientAuth, now.Add(-48*time.Hour), now.Add(-24*time.Hour)),
+	}
 }
 
 // clientConfig is the driver's configuration of a connection to addr
@@ -230,7 +196,7 @@ func TestCertProbeWithoutAlert(t *testing.T) {
 	plain := newFakeServer(t, func(_ int, c net.Conn) { _, _ = c.Write([]byte{'N'}) })
 
 	for name, addr := range map[string]string{
-		"accepting": accepting.ln.Addr().String(), "no TLS": plain.ln.Addr().String(), "nobody": closedAddr(t),
+		"accepting": accepting.ln.Addr().String(), "no TLS": plain.ln.Addr().String(), "nobody": storetest.RefusedAddr(t),
 	} {
 		cc := p.clientConfig(t, addr, p.client)
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
@@ -251,20 +217,6 @@ func TestCertProbeWithoutAlert(t *testing.T) {
 	if accepting.conns.Load() != 1 || plain.conns.Load() != 1 {
 		t.Errorf("the servers saw %d and %d connections, want one each", accepting.conns.Load(), plain.conns.Load())
 	}
-}
-
-// closedAddr is a local TCP address nobody listens on.
-func closedAddr(t *testing.T) string {
-	t.Helper()
-
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	_ = ln.Close()
-
-	return ln.Addr().String()
 }
 
 // connectErr is the driver's error connecting with cc to addr.
@@ -291,7 +243,7 @@ func TestCertVerdictLeavesOtherErrors(t *testing.T) {
 
 	hangUp := newFakeServer(t, func(int, net.Conn) {}) // closes after SSLRequest
 	eof := connectErr(t, p.clientConfig(t, hangUp.ln.Addr().String(), p.expired))
-	refused := connectErr(t, p.clientConfig(t, closedAddr(t), p.expired))
+	refused := connectErr(t, p.clientConfig(t, storetest.RefusedAddr(t), p.expired))
 
 	if !errors.Is(eof, io.EOF) || !hidesVerdict(eof) {
 		t.Fatalf("the driver's error %q is not an EOF while connecting", eof)
