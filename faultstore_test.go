@@ -25,6 +25,8 @@ type faultStore struct {
 	getDelay   atomic.Int64 // Get reads at once and answers this much later (or at ctx's end)
 	applyLate  atomic.Bool  // AtomicPut waits for ctx to end, then applies and reports success
 	watchDelay atomic.Int64 // watch events carrying a value arrive this much later
+	openDelay  atomic.Int64 // Watch answers this much later, its events queued meanwhile
+	wroteAt    atomic.Int64 // when the last write through this handle was applied (UnixNano)
 	calls      atomic.Int64 // every call
 	cutAfter   atomic.Bool  // after a conflicting write, the next read is the last call that works
 	conflicted atomic.Bool
@@ -113,6 +115,9 @@ func (s *faultStore) AtomicPut(ctx context.Context, key string, value []byte, pr
 		return s.Store.AtomicPut(context.Background(), key, value, prev, opts)
 	}
 	ok, p, err := s.Store.AtomicPut(ctx, key, value, prev, opts)
+	if err == nil {
+		s.wroteAt.Store(time.Now().UnixNano())
+	}
 	if s.cutAfter.Load() && isConflict(err) {
 		s.conflicted.Store(true)
 	}
@@ -120,7 +125,8 @@ func (s *faultStore) AtomicPut(ctx context.Context, key string, value []byte, pr
 }
 
 // Watch delays the events that carry a value by watchDelay; deletes pass at
-// once, so a read can show a change before a late event arrives.
+// once, so a read can show a change before a late event arrives. With
+// openDelay it answers late, the watch already running.
 func (s *faultStore) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
 	s.calls.Add(1)
 	in, err := s.Store.Watch(ctx, key, opts)
@@ -128,6 +134,9 @@ func (s *faultStore) Watch(ctx context.Context, key string, opts *store.ReadOpti
 		return nil, err
 	}
 	out := make(chan *store.KVPair)
+	if d := time.Duration(s.openDelay.Load()); d > 0 {
+		defer time.Sleep(d) // after the forwarding below has started
+	}
 	var wg sync.WaitGroup
 	send := func(p *store.KVPair) {
 		select {

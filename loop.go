@@ -23,7 +23,6 @@ type engine interface {
 func (o *observer) runLoop(e engine, wake <-chan struct{}) error {
 	timer := o.clk.NewTimer(never)
 	defer timer.Stop()
-	o.listened = o.clock()
 	for {
 		if err := e.step(); err != nil {
 			return err

@@ -36,7 +36,7 @@ type observer struct {
 	gapAt    time.Duration // when it last failed
 	watched  bool          // a watch was opened before
 	eventAt  time.Duration // the earliest the watch event being handled may have arrived; -1: now
-	listened time.Duration // the last moment the loop found no watch event waiting
+	listened time.Duration // the last moment the current watch was known to hold no event: its open, or the loop found none waiting
 	needRead bool          // a hint said something a read must confirm
 	lastRead time.Duration
 
@@ -213,6 +213,9 @@ func (o *observer) openWatchBy(deadline time.Duration) {
 	err := o.watch.start(o.ctx, timeout)
 	o.measured("watch", sent, err, false)
 	if err == nil {
+		// The new watch may have queued events while the call ran (a slow
+		// open, a write meanwhile): they may be as old as the call.
+		o.listened = sent
 		return
 	}
 	o.watchFailed()

@@ -551,3 +551,46 @@ func TestLeaderShownAnotherHolderIsNotExempt(t *testing.T) {
 		ledAfter(t, leadsSoon(t, a, second.Token, 3*ttl), span)
 	})
 }
+
+// 17. A follower starts while the leader a renews: its read shows a, then
+// its watch takes long to open and a's renewal lands meanwhile, queued on
+// the new watch. a vanishes after that renewal. The queued event may be as
+// old as the watch call, not as the moment the loop took it: the follower
+// stops naming a within 90% of the TTL of that renewal (found by the
+// simulator, seed 27).
+func TestFollowerDatesEventsQueuedDuringSlowWatchOpen(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("slow-watch-open")
+		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
+		leaderA(t, ha, ttl)
+		awaitWrite := func() {
+			for before := ha.wroteAt.Load(); ha.wroteAt.Load() == before; {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		awaitWrite()                               // a renewed: its next renewal is a third of the TTL away
+		hf.openDelay.Store(int64(2 * time.Second)) // the follower's watch opens after that
+		f := NewFollower(hf, "k")
+		t.Cleanup(f.Stop)
+		followed := make(chan error)
+		var leaders <-chan string
+		go func() { // FollowElection returns once the watch is open
+			var err error
+			leaders, _, err = f.FollowElection()
+			followed <- err
+		}()
+		awaitWrite()
+		ha.Disconnect() // a's last write was the renewal while the watch opened
+		renewed := time.Unix(0, ha.wroteAt.Load())
+		if err := <-followed; err != nil {
+			t.Fatal(err)
+		}
+		nextNamed(t, leaders, "a", "the follower")
+		nextNamed(t, leaders, "", "the follower")
+		d, bound := time.Since(renewed), ttl-ttl/10
+		if d > bound {
+			t.Fatalf("the follower named the vanished a for %v after its last renewal, bound %v", d, bound)
+		}
+	})
+}
