@@ -97,8 +97,7 @@ func probeEndpoints(cc *pgconn.Config) []probeEndpoint {
 	var eps []probeEndpoint
 
 	add := func(host string, port uint16, cfg *tls.Config) {
-		if cfg == nil || (len(cfg.Certificates) == 0 && cfg.GetClientCertificate == nil) ||
-			host == "" || strings.HasPrefix(host, "/") { // a Unix socket: no TLS
+		if !presentsClientCert(cfg) || host == "" || strings.HasPrefix(host, "/") { // a Unix socket: no TLS
 			return
 		}
 
@@ -161,4 +160,10 @@ func probeCert(ctx context.Context, cc *pgconn.Config, addr string, cfg *tls.Con
 	}
 
 	return adapter.RemoteAlert(err)
+}
+
+// presentsClientCert reports whether a TLS configuration offers the server
+// a client certificate.
+func presentsClientCert(cfg *tls.Config) bool {
+	return cfg != nil && (len(cfg.Certificates) > 0 || cfg.GetClientCertificate != nil)
 }

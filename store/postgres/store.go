@@ -285,7 +285,7 @@ func refusal(err error, cc *pgx.ConnConfig) (kind error, hint string) {
 	case adapter.RemoteAlert(err) != nil:
 		// An alert from the server during the handshake: about the client
 		// certificate when it presented one.
-		if cc.TLSConfig != nil && len(cc.TLSConfig.Certificates) > 0 {
+		if presentsClientCert(cc.TLSConfig) {
 			return ErrTLS, "the server refused the client certificate"
 		}
 
