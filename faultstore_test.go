@@ -167,6 +167,40 @@ func (s *faultStore) Watch(ctx context.Context, key string, opts *store.ReadOpti
 	return out, nil
 }
 
+// awaitWrite waits (in bubble time) until a write through s lands.
+func (s *faultStore) awaitWrite() {
+	for before := s.wroteAt.Load(); s.wroteAt.Load() == before; {
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// lastWrite is when the last write through s landed.
+func (s *faultStore) lastWrite() time.Time { return time.Unix(0, s.wroteAt.Load()) }
+
+// followInBackground starts a follower of key "k" of h without waiting for
+// FollowElection to return (it returns once the first read has answered
+// and the watch is open); the function returned waits for it and gives
+// the leader channel.
+func followInBackground(t *testing.T, h *faultStore) func() <-chan string {
+	t.Helper()
+	f := NewFollower(h, "k")
+	t.Cleanup(f.Stop)
+	var leaders <-chan string
+	followed := make(chan error, 1)
+	go func() {
+		var err error
+		leaders, _, err = f.FollowElection()
+		followed <- err
+	}()
+	return func() <-chan string {
+		t.Helper()
+		if err := <-followed; err != nil {
+			t.Fatal(err)
+		}
+		return leaders
+	}
+}
+
 // simName is a memory backend name of its own for one synctest bubble.
 func simName(prefix string) string { return fmt.Sprintf("%s-%d", prefix, storeSeq.Add(1)) }
 

@@ -27,6 +27,15 @@ func (o *observer) runLoop(e engine, wake <-chan struct{}) error {
 		if err := e.step(); err != nil {
 			return err
 		}
+		// An event already waiting came while step ran: takeEvent dates it
+		// from the last moment the loop found none, whatever the scheduler
+		// does between here and the select below.
+		select {
+		case p, ok := <-o.watch.events:
+			o.takeEvent(e, p, ok)
+			continue
+		default:
+		}
 		timer.Reset(max(e.nextWake()-o.clock(), 0))
 		entered := time.Now()
 		select {
@@ -37,6 +46,8 @@ func (o *observer) runLoop(e engine, wake <-chan struct{}) error {
 		case <-timer.C():
 			o.waitedSince(entered)
 		case p, ok := <-o.watch.events:
+			// Handed over at once, it is the next of a backlog (a watch
+			// hands events one at a time): as old as the last.
 			o.waitedSince(entered)
 			o.takeEvent(e, p, ok)
 		}
@@ -63,7 +74,7 @@ func (o *observer) takeEvent(e engine, p *store.KVPair, ok bool) {
 	o.watchEvent()
 	o.eventAt = o.listened
 	e.observe(snapshotOf(p), true)
-	o.eventAt = -1
+	o.eventAt, o.opened = -1, false
 }
 
 // takeWaiting hands the engine the watch events already waiting, without
