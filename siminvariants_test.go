@@ -105,10 +105,9 @@ const (
 // simWitness is what the checker knows of one participant: one incarnation
 // of a candidate or follower, or the admin that ends elections.
 type simWitness struct {
-	firstObs time.Time // when a follower made its first observation
-	label    string
-	kind     simKind
-	started  time.Time
+	label   string
+	kind    simKind
+	started time.Time
 
 	shown   []simShown  // rises of the highest term shown to it
 	first   uint64      // sequence number of the first record shown to it, 0 if none
@@ -573,9 +572,6 @@ func (c *simChecker) observed(w *simWitness, o Observation) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.run.logf("%s: names %q (term %d)", w.label, o.Leader, o.Term)
-	if w.firstObs.IsZero() {
-		w.firstObs = o.At
-	}
 	if w.named != nil {
 		c.checkNaming(w, w.named.Observation, o.At)
 	}
@@ -680,9 +676,6 @@ func (c *simChecker) checkNaming(w *simWitness, o Observation, until time.Time) 
 	from := last.at
 	if w.started.After(from) {
 		from = w.started
-	}
-	if w.firstObs.After(from) { // the first read may answer after the start
-		from = w.firstObs
 	}
 	held := c.heldBy(w, from, until)
 	if bound := from.Add(last.ttl + c.slack + held); until.After(bound) {
