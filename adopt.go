@@ -116,11 +116,11 @@ func (o *observer) adoptAt(s snapshot, fromWatch bool, obsAt time.Duration) bool
 	// A new state seen by a live event is about as old as the event. One
 	// seen by a read, or by an event while the store or the watch failed
 	// and no read has answered since (a watch that resumes sends what
-	// changed meanwhile, perhaps long ago), or by the first event of a
-	// watch (the state it read when it opened), was applied after the
-	// store was last seen without it, and no earlier; a read will tell more.
+	// changed meanwhile, perhaps long ago; a watch just opened sends the
+	// state it read then), was applied after the store was last seen
+	// without it, and no earlier; a read will tell more.
 	o.freshAt = obsAt
-	if !fromWatch || o.gap || !next || o.opened {
+	if !fromWatch || o.gap || !next {
 		o.freshAt = min(o.lastObs, obsAt)
 		o.needRead = o.needRead || fromWatch
 	}

@@ -26,6 +26,7 @@ type faultStore struct {
 	applyLate  atomic.Bool  // AtomicPut waits for ctx to end, then applies and reports success
 	watchDelay atomic.Int64 // watch events carrying a value arrive this much later
 	openDelay  atomic.Int64 // Watch answers this much later, its events queued meanwhile
+	onlyChange atomic.Bool  // Watch sends changes only, not the current value first
 	wroteAt    atomic.Int64 // when the last write through this handle was applied (UnixNano)
 	calls      atomic.Int64 // every call
 	cutAfter   atomic.Bool  // after a conflicting write, the next read is the last call that works
@@ -126,7 +127,9 @@ func (s *faultStore) AtomicPut(ctx context.Context, key string, value []byte, pr
 
 // Watch delays the events that carry a value by watchDelay; deletes pass at
 // once, so a read can show a change before a late event arrives. With
-// openDelay it answers late, the watch already running.
+// openDelay it answers late, the watch already running; with onlyChange
+// it does not send the current value first (the Backend contract allows
+// both).
 func (s *faultStore) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
 	s.calls.Add(1)
 	in, err := s.Store.Watch(ctx, key, opts)
@@ -144,10 +147,15 @@ func (s *faultStore) Watch(ctx context.Context, key string, opts *store.ReadOpti
 		case <-ctx.Done():
 		}
 	}
+	skip := s.onlyChange.Load()
 	go func() {
 		defer close(out)
 		defer wg.Wait()
 		for p := range in {
+			if skip { // the memory store sends the current value first
+				skip = false
+				continue
+			}
 			d := time.Duration(s.watchDelay.Load())
 			if d == 0 || p == nil || len(p.Value) == 0 {
 				send(p)

@@ -74,7 +74,7 @@ func (o *observer) takeEvent(e engine, p *store.KVPair, ok bool) {
 	o.watchEvent()
 	o.eventAt = o.listened
 	e.observe(snapshotOf(p), true)
-	o.eventAt, o.opened = -1, false
+	o.eventAt = -1
 }
 
 // takeWaiting hands the engine the watch events already waiting, without

@@ -35,7 +35,6 @@ type observer struct {
 	gap      bool          // the store or the watch failed, and no read sent since has answered
 	gapAt    time.Duration // when it last failed
 	watched  bool          // a watch was opened before
-	opened   bool          // the watch was just opened: its first event may be the state it read then
 	eventAt  time.Duration // the earliest the watch event being handled may have arrived; -1: now
 	listened time.Duration // the last moment the current watch was known to hold no event: its open, or the loop found none waiting
 	needRead bool          // a hint said something a read must confirm
@@ -215,10 +214,13 @@ func (o *observer) openWatchBy(deadline time.Duration) {
 	o.measured("watch", sent, err, false)
 	if err == nil {
 		// The new watch may have queued events while the call ran (a slow
-		// open, a write meanwhile): they may be as old as the call. Its
-		// first event may be the state it read when it opened, applied at
-		// any time since the observer last saw the store.
-		o.listened, o.opened = sent, true
+		// open, a write meanwhile): they may be as old as the call. And it
+		// may first send the state it read when it opened, applied at any
+		// time since the observer last saw the store: until a read sent
+		// after the open answers (at once), its events are not live.
+		o.listened = sent
+		o.gap, o.gapAt = true, max(o.gapAt, sent)
+		o.needRead = true
 		return
 	}
 	o.watchFailed()

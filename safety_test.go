@@ -3,6 +3,7 @@ package leadership
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -611,4 +612,58 @@ func TestFollowerDatesFirstWatchEventFromItsRead(t *testing.T) {
 			t.Fatalf("the follower named a until b had led for %v", time.Since(term.Began))
 		}
 	})
+}
+
+// 19. The guard of 17 and 18 costs no availability: a follower whose watch
+// sends only changes (not the current value first) names a leader elected
+// after it started, and one that renews every TTL/2 (the longest interval
+// the options accept is close to that), without ever naming "" while the
+// leader is healthy (found in review: the first event of every watch was
+// once dated from the follower's last read, before it happened).
+func TestFollowerFirstEventOfChangesOnlyWatchIsLive(t *testing.T) {
+	collect := func(leaders <-chan string, d time.Duration) []string {
+		var got []string
+		t := time.NewTimer(d)
+		defer t.Stop()
+		for {
+			select {
+			case l := <-leaders:
+				got = append(got, l)
+			case <-t.C:
+				return got
+			}
+		}
+	}
+	const ttl = 3 * time.Second
+	for _, onlyChange := range []bool{false, true} {
+		t.Run(fmt.Sprintf("new-leader/changes-only=%v", onlyChange), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				name := simName("first-event-live")
+				hb, hf := newFaultStore(t, name), newFaultStore(t, name)
+				hf.onlyChange.Store(onlyChange)
+				_, leaders := runFollower(t, hf)
+				nextNamed(t, leaders, "", "the follower")
+				time.Sleep(2900 * time.Millisecond) // just before the follower's next poll
+				b := startCandidate(t, hb, "b", ttl)
+				leadsSoon(t, b, 0, time.Second)
+				if got := collect(leaders, 3*ttl); len(got) != 1 || got[0] != "b" {
+					t.Fatalf("while b led the follower named %q", got)
+				}
+			})
+		})
+		t.Run(fmt.Sprintf("slow-renewals/changes-only=%v", onlyChange), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				name := simName("first-event-live")
+				ha, hf := newFaultStore(t, name), newFaultStore(t, name)
+				hf.onlyChange.Store(onlyChange)
+				a := startCandidate(t, ha, "a", ttl, WithRenewInterval(ttl/2))
+				leadsSoon(t, a, 0, time.Second)
+				time.Sleep(ttl/2 + 5*time.Millisecond) // just after a renewal
+				_, leaders := runFollower(t, hf)
+				if got := collect(leaders, 4*ttl); len(got) != 1 || got[0] != "a" {
+					t.Fatalf("while a led the follower named %q", got)
+				}
+			})
+		})
+	}
 }
