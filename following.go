@@ -37,6 +37,9 @@ func (e *following) begin() error {
 	if err := e.observer.begin(); err != nil {
 		return err
 	}
+	// A read slow to answer may show a holder whose lease ran out since it
+	// was sent: never named.
+	e.expired = e.held() && e.clock() >= e.expiresAt()
 	e.publish()
 	return nil
 }

@@ -667,3 +667,28 @@ func TestFollowerFirstEventOfChangesOnlyWatchIsLive(t *testing.T) {
 		})
 	}
 }
+
+// 20. A follower's first read answers after the lease of the holder it
+// shows ran out (a's last renewal, then a vanished): the follower never
+// names a, not even for an instant (found in review).
+func TestFollowerNeverNamesHolderExpiredBeforeFirstReadAnswered(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const ttl = 3 * time.Second
+		name := simName("slow-first-read-expired")
+		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
+		leaderA(t, ha, ttl)
+		ha.awaitWrite()
+		ha.Disconnect()
+		renewed := ha.lastWrite()
+		hf.getDelay.Store(int64(ttl - ttl/10 + 10*time.Millisecond)) // the read answers past 90% of the TTL
+		f := NewFollower(hf, "k")
+		t.Cleanup(f.Stop)
+		obs := f.Observations()
+		if _, _, err := f.FollowElection(); err != nil {
+			t.Fatal(err)
+		}
+		if o := <-obs; o.Leader != "" {
+			t.Fatalf("the follower named %q %v after its last renewal (bound %v)", o.Leader, o.At.Sub(renewed), ttl-ttl/10)
+		}
+	})
+}
