@@ -32,8 +32,8 @@ type observer struct {
 	freshAt  time.Duration // a moment the store had not yet applied cur: no later than that
 	lastObs  time.Duration // the last moment the store was seen holding cur
 	readSent time.Duration // when the last read was sent
-	gap      bool          // the store or the watch failed, and no read sent since has answered
-	gapAt    time.Duration // when it last failed
+	gap      bool          // the store or the watch failed, or a watch opened, and no read sent since has answered
+	gapAt    time.Duration // when it last failed or a watch opened
 	watched  bool          // a watch was opened before
 	eventAt  time.Duration // the earliest the watch event being handled may have arrived; -1: now
 	listened time.Duration // the last moment the current watch was known to hold no event: its open, or the loop found none waiting
@@ -204,23 +204,22 @@ func (o *observer) openWatch() { o.openWatchBy(never) }
 // clock) if the request timeout would let it run longer.
 func (o *observer) openWatchBy(deadline time.Duration) {
 	if o.watched {
-		o.markGap() // a watch opened again may send what changed meanwhile
 		o.cfg.metrics.WatchRestarted(o.key)
 	}
 	o.watched = true
+	// A new watch may first send the state it read when it opened, applied
+	// at any time since the observer last saw the store, or what changed
+	// meanwhile: until a read sent after the open answers (requested at
+	// once), its events are not live.
+	o.markGap()
 	timeout := min(o.cfg.requestTimeout, max(deadline-o.clock(), time.Millisecond))
 	sent := o.clock()
 	err := o.watch.start(o.ctx, timeout)
 	o.measured("watch", sent, err, false)
 	if err == nil {
-		// The new watch may have queued events while the call ran (a slow
-		// open, a write meanwhile): they may be as old as the call. And it
-		// may first send the state it read when it opened, applied at any
-		// time since the observer last saw the store: until a read sent
-		// after the open answers (at once), its events are not live.
-		o.listened = sent
-		o.gap, o.gapAt = true, max(o.gapAt, sent)
-		o.needRead = true
+		// It may have queued events while the call ran (a slow open, a
+		// write meanwhile): they may be as old as the call.
+		o.listened, o.needRead = sent, true
 		return
 	}
 	o.watchFailed()

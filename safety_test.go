@@ -572,12 +572,20 @@ func TestFollowerDatesEventsQueuedDuringSlowWatchOpen(t *testing.T) {
 		ha.Disconnect() // a's last write was the renewal while the watch opened
 		renewed := ha.lastWrite()
 		leaders := followed()
-		nextNamed(t, leaders, "a", "the follower")
-		nextNamed(t, leaders, "", "the follower")
-		if d, bound := time.Since(renewed), ttl-ttl/10; d > bound {
-			t.Fatalf("the follower named the vanished a for %v after its last renewal, bound %v", d, bound)
-		}
+		namedUntilExpiry(t, leaders, "a", renewed, ttl)
 	})
+}
+
+// namedUntilExpiry waits until the follower names holder, then no one, and
+// fails the test unless no one came within 90% of the TTL of the holder's
+// last write, at renewed.
+func namedUntilExpiry(t *testing.T, leaders <-chan string, holder string, renewed time.Time, ttl time.Duration) {
+	t.Helper()
+	nextNamed(t, leaders, holder, "the follower")
+	nextNamed(t, leaders, "", "the follower")
+	if d, bound := time.Since(renewed), ttl-ttl/10; d > bound {
+		t.Fatalf("the follower named the vanished %s for %v after its last write, bound %v", holder, d, bound)
+	}
 }
 
 // 18. As 17, but the follower's first read is slow to answer: it shows a's
@@ -603,11 +611,7 @@ func TestFollowerDatesFirstWatchEventFromItsRead(t *testing.T) {
 		ha.Disconnect() // a's last write: the renewal while the read's answer was on its way
 		renewed := ha.lastWrite()
 		leaders := followed()
-		nextNamed(t, leaders, "a", "the follower")
-		nextNamed(t, leaders, "", "the follower")
-		if d, bound := time.Since(renewed), ttl-ttl/10; d > bound {
-			t.Fatalf("the follower named the vanished a for %v after its last renewal, bound %v", d, bound)
-		}
+		namedUntilExpiry(t, leaders, "a", renewed, ttl)
 		if term, ok := b.CurrentTerm(); ok {
 			t.Fatalf("the follower named a until b had led for %v", time.Since(term.Began))
 		}
