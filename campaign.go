@@ -21,6 +21,7 @@ type campaign struct {
 	leases  *leaseKeeper
 	values  *proclamation // the value written beside the name
 	handoff *successorBox // the successor to name in the next release
+	standby *standby      // standby claims (WithStandby), or nil
 	out     campaignReports
 	id      string
 	hold    *holding // the term this candidate holds in the record, nil if none
@@ -66,6 +67,9 @@ func newCampaign(ctx context.Context, client Backend, key, node string, ttl time
 	clock elapsed, leases *leaseKeeper, values *proclamation, handoff *successorBox, out campaignReports) *campaign {
 	e := &campaign{node: node, ttl: ttl, leases: leases, values: values, handoff: handoff, out: out, id: newInstanceID()}
 	e.observer = newObserver(ctx, client, key, cfg, clock, out)
+	if cfg.standby {
+		e.standby = &standby{key: standbyKey(key)}
+	}
 	return e
 }
 
@@ -162,6 +166,9 @@ func (e *campaign) stepHolding(now time.Duration) {
 // stepWaiting acquires the record when it is free, ours, or expired.
 func (e *campaign) stepWaiting(now time.Duration) {
 	if now < e.acquireAt() {
+		if e.standsBy(now) {
+			e.claimStandby()
+		}
 		return
 	}
 	// What the watch delivered while the engine was busy (a slow read) is
@@ -170,13 +177,22 @@ func (e *campaign) stepWaiting(now time.Duration) {
 	if e.hold == nil && !e.needRead && now >= e.acquireAt() {
 		e.acquire()
 	}
+	if e.hold == nil && e.standsBy(e.clock()) {
+		e.claimStandby()
+	}
 }
 
 // acquireAt is when this candidate may try to take the record as it stands.
 func (e *campaign) acquireAt() time.Duration {
+	return max(e.acquireAtRecord(), e.acquireAtHistory())
+}
+
+// acquireAtHistory is when this candidate may take a term as far as the
+// store's past is concerned, whatever the record shows now.
+func (e *campaign) acquireAtHistory() time.Duration {
 	// A new process knows nothing of a leader whose record the store lost
 	// (WithStartupWait).
-	at := max(e.acquireAtRecord(), e.startAt+e.cfg.startupWait)
+	at := e.startAt + e.cfg.startupWait
 	if e.backs > 0 && !(e.lostLive && e.lost.id == e.id) {
 		// The store went back in time: whoever held the newer record may
 		// lead until its lease ends, whatever was written since. Candidates
@@ -237,6 +253,7 @@ func (e *campaign) nextWake() time.Duration {
 	switch h := e.hold; {
 	case h == nil:
 		at = min(at, e.acquireAt())
+		at = min(at, e.standbyAt())
 	case !e.leases.holds(h.lease):
 		at = 0
 	case h.rec.Value != e.values.wanted():
@@ -345,7 +362,7 @@ func (e *campaign) renew() {
 	h := e.hold
 	next := h.rec
 	next.Seq++
-	next.Value = e.values.wanted()
+	next.Value, next.Claim = e.values.wanted(), ""
 	sent := e.clock()
 	if h.unconfirmed < 0 {
 		h.unconfirmed = sent
@@ -392,14 +409,21 @@ func (e *campaign) release() bool {
 }
 
 func (e *campaign) releaseUnder(ctx context.Context) bool {
+	var standby *claim
+	if e.hold.successor == "" {
+		standby = e.standbyClaim(ctx)
+	}
 	for range 3 {
 		h := e.hold
 		next := h.rec
 		next.Seq++
-		next.Leader, next.ID, next.TTLms, next.Since, next.Value = "", "", 0, "", ""
+		next.Leader, next.ID, next.TTLms, next.Since, next.Value, next.Claim = "", "", 0, "", "", ""
 		next.Successor, next.SuccessorMs = h.successor, 0
 		if h.successor != "" {
 			next.SuccessorMs = e.ttl.Milliseconds()
+		}
+		if standby != nil {
+			next = e.termFor(standby, h.rec)
 		}
 		pair, conflict, err := e.put("release", ctx, &next, h.pair)
 		switch {
@@ -467,6 +491,7 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 			e.hold = nil
 		}
 	}
+	e.takeHandedTerm()
 	e.publish()
 }
 
@@ -523,6 +548,8 @@ func (e *campaign) finish(err error) {
 		}
 		if e.hold != nil {
 			e.releaseUnder(ctx)
+		} else {
+			e.withdrawClaim(ctx)
 		}
 		cancel()
 	}

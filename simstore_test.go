@@ -234,7 +234,7 @@ func (s *simStore) Get(ctx context.Context, key string, opts *store.ReadOptions)
 		pair, err = s.Store.Get(c, key, opts)
 		return err
 	})
-	if ctx.Err() == nil { // else the caller has given up and does not see the answer
+	if ctx.Err() == nil && key == simKey { // else the caller has given up and does not see the answer, or it is a standby claim
 		switch {
 		case err == nil:
 			if *simTrace {
@@ -257,7 +257,7 @@ func (s *simStore) AtomicPut(ctx context.Context, key string, value []byte, prev
 	)
 	err := s.call(ctx, "put", true, func(c context.Context, keep bool) error {
 		applied, stored, err := s.Store.AtomicPut(c, key, value, prev, opts)
-		if applied {
+		if applied && key == simKey {
 			s.run.check.applied(s.who, stored)
 		}
 		if keep {
@@ -265,7 +265,7 @@ func (s *simStore) AtomicPut(ctx context.Context, key string, value []byte, prev
 		}
 		return err
 	})
-	if err == nil && ok && ctx.Err() == nil {
+	if err == nil && ok && ctx.Err() == nil && key == simKey {
 		s.run.check.shown(s.who, pair.Value, "put")
 	}
 	return ok, pair, err
@@ -276,7 +276,7 @@ func (s *simStore) AtomicDelete(ctx context.Context, key string, prev *store.KVP
 	var ok bool
 	err := s.call(ctx, "delete", true, func(c context.Context, keep bool) error {
 		deleted, err := s.Store.AtomicDelete(c, key, prev)
-		if deleted {
+		if deleted && key == simKey {
 			s.run.check.goBack("delete")
 			s.run.logf("%s: deleted the key", s.who.label)
 		}

@@ -67,6 +67,8 @@ type config struct {
 	quick       bool
 	clientLogs  bool
 	processes   bool // cross-process mode: every participant a child process
+	standby     bool // --standby: a second row per backend, candidates with WithStandby
+	withStandby bool // the row being measured runs WithStandby
 	scale       scaleConfig
 	runID       string
 	command     string
@@ -131,6 +133,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&cfg.jsonFile, "json", "", "also write the raw numbers to `FILE` as JSON")
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: --rounds 10 --crash-rounds 1 --idle 5s unless given")
 	fs.BoolVar(&cfg.processes, "processes", false, "cross-process mode: every candidate, follower and etcd Election participant in its own process (linux); handoff by Stop, crash by SIGKILL, no idle measurement")
+	fs.BoolVar(&cfg.standby, "standby", false, "with --processes: measure every library backend a second time with WithStandby (one-write handoffs), as the row NAME+standby")
 	fs.IntVar(&cfg.scale.elections, "scale", 0, "scale mode: run `N` concurrent elections (two candidates and a follower each) on one client per backend, and nothing else")
 	fs.DurationVar(&cfg.scale.ttl, "scale-ttl", 30*time.Second, "lease `TTL` of the --scale elections")
 	fs.DurationVar(&cfg.scale.idle, "scale-idle", time.Minute, "idle counting `window` of the --scale run")
@@ -169,6 +172,8 @@ func parseFlags(args []string) (*config, error) {
 		return nil, errors.New("--processes: needs linux (a clock shared by processes, children that die with the parent)")
 	case cfg.scale.elections < 0:
 		return nil, fmt.Errorf("--scale %d: want 0 or more", cfg.scale.elections)
+	case cfg.standby && !cfg.processes:
+		return nil, errors.New("--standby: only with --processes")
 	case cfg.scale.elections > 0 && cfg.processes:
 		return nil, errors.New("--scale and --processes: choose one")
 	case cfg.scale.ttl < 100*time.Millisecond || cfg.scale.ttl > 5*time.Minute:

@@ -36,17 +36,11 @@ func measureProcs(ctx context.Context, cfg *config) *report {
 			}
 			continue
 		}
-		r := &backendResult{Name: be.name, URL: maskURL(be.url), Kind: "library"}
-		rep.Backends = append(rep.Backends, r)
-		progress("%s: cross-process handoff, %d rounds", be.name, cfg.rounds)
-		h, ph, err := procHandoff(ctx, be, cfg)
-		r.Handoff, r.Phases = h, ph
-		r.fail("handoff", err)
-		if cfg.crashRounds > 0 && ctx.Err() == nil {
-			progress("%s: cross-process crash takeover (SIGKILL), %d rounds", be.name, cfg.crashRounds)
-			c, err := procCrash(ctx, be, cfg)
-			r.Crash = c
-			r.fail("crash", err)
+		rep.Backends = append(rep.Backends, measureProcBackend(ctx, cfg, be, be.name))
+		if cfg.standby && ctx.Err() == nil {
+			sb := *cfg
+			sb.withStandby = true
+			rep.Backends = append(rep.Backends, measureProcBackend(ctx, &sb, be, be.name+"+standby"))
 		}
 		if be == cfg.election {
 			measureProcElection(ctx, cfg, rep)
@@ -64,6 +58,22 @@ func measureProcs(ctx context.Context, cfg *config) *report {
 	rep.Finished = time.Now()
 	evaluate(cfg, rep)
 	return rep
+}
+
+// measureProcBackend measures one library row, named name, on be.
+func measureProcBackend(ctx context.Context, cfg *config, be *backend, name string) *backendResult {
+	r := &backendResult{Name: name, URL: maskURL(be.url), Kind: "library"}
+	progress("%s: cross-process handoff, %d rounds", name, cfg.rounds)
+	h, ph, err := procHandoff(ctx, be, cfg)
+	r.Handoff, r.Phases = h, ph
+	r.fail("handoff", err)
+	if cfg.crashRounds > 0 && ctx.Err() == nil {
+		progress("%s: cross-process crash takeover (SIGKILL), %d rounds", name, cfg.crashRounds)
+		c, err := procCrash(ctx, be, cfg)
+		r.Crash = c
+		r.fail("crash", err)
+	}
+	return r
 }
 
 // measureProcElection adds the row of etcd's concurrency.Election, measured

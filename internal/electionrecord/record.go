@@ -34,6 +34,11 @@ type Record struct {
 	// the next term for SuccessorMs after the release is seen (HandOff).
 	Successor   string `json:"next,omitzero"`
 	SuccessorMs int64  `json:"next_ms,omitzero"`
+	// Claim, in a held record, is the nonce of the standby claim that the
+	// previous leader wrote this term for (WithStandby): only the
+	// claimant that wrote that claim may lead the term without a write
+	// of its own.
+	Claim string `json:"claim,omitzero"`
 	// Token is unique to each write. Some stores compare a top-level
 	// "LastIndex" member of the JSON value in their compare-and-swap
 	// (kvtools/redis with its raw codec); a fresh token in every write makes

@@ -52,3 +52,22 @@ func TestNewerThan(t *testing.T) {
 		t.Error("a record is newer than itself")
 	}
 }
+// A stamped claim decodes to itself with a fresh nonce each time; claims
+// without a name, an id or a nonce, or of another version, are refused.
+func TestClaimStampDecodes(t *testing.T) {
+	c := Claim{Name: "b", ID: "x2", TTLms: 2000, Gen: 3}
+	got, ok := DecodeClaim(c.Stamp())
+	if !ok || got != c || got.TTL().Milliseconds() != 2000 {
+		t.Fatalf("DecodeClaim(Stamp()) = %+v, %v; want %+v", got, ok, c)
+	}
+	nonce := c.Nonce
+	if c.Stamp(); c.Nonce == nonce {
+		t.Fatal("two stamps gave one nonce")
+	}
+	for _, v := range []string{"", "b", `{"v":1,"id":"x","LastIndex":"n"}`, `{"v":1,"name":"b","LastIndex":"n"}`,
+		`{"v":1,"name":"b","id":"x"}`, `{"v":2,"name":"b","id":"x","LastIndex":"n"}`} {
+		if _, ok := DecodeClaim([]byte(v)); ok {
+			t.Errorf("DecodeClaim(%q) is a claim", v)
+		}
+	}
+}

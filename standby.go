@@ -1,0 +1,215 @@
+package leadership
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/internal/electionrecord"
+)
+
+// Standby: a handoff in one write. A waiting candidate run with WithStandby
+// writes a claim beside the election key (standbyKey) once per renew
+// interval; a leader with WithStandby that steps down (Stop, Resign, a
+// relinquish) reads the claim and writes the next term for the claimant
+// instead of a free record. The claimant starts that term when it sees the
+// record, without a write of its own, and dates its lease from the send of
+// the claim the record names: the leader read that claim after it landed
+// and wrote the record after that, so every other observer first saw the
+// record later and counts the claimant's TTL from then.
+
+// WithStandby makes the candidate take part in one-write handoffs. While
+// another candidate leads, it writes a standby claim beside the election
+// key (at key + ".standby") once per renew interval: one more write per
+// interval per waiting candidate. When it leads and steps down by Stop,
+// Resign or a relinquish, it writes the next term for the candidate whose
+// claim it reads there (the last to write one), which leads from the
+// moment it sees that record: a handoff costs the release and one watch
+// push, not a second write. HandOff, which names its successor, is not
+// changed. A claim left by a candidate that crashed may be chosen: that
+// successor never takes the term, and the others take over one TTL later,
+// as after a leader's crash. A waiting candidate withdraws its claim when
+// it stops. Every candidate of an election should be given the option;
+// the others ignore claims and are ignored.
+// Candidates only: a follower given it refuses to start (ErrInvalidOption).
+func WithStandby() Option {
+	return candidateOnly("WithStandby", func(c *config) { c.standby = true })
+}
+
+// standbyKey is the key of the election's standby claims.
+func standbyKey(key string) string { return key + ".standby" }
+
+// claim is one standby claim; its format is in internal/electionrecord.
+type claim = electionrecord.Claim
+
+// sentClaims is how many of its latest claims a candidate remembers: a
+// record written for an older claim is waited out like anyone else's.
+const sentClaims = 4
+
+// standby is a candidate's side of standby claims.
+type standby struct {
+	key  string
+	pair *store.KVPair // the claim key as this candidate last wrote or read it; nil: missing or unknown
+	due  time.Duration // when the next claim is due
+	sent [sentClaims]sentClaim
+	next int // where the next claim is remembered in sent
+}
+
+// sentClaim is a claim's nonce and the moment its write was first sent.
+type sentClaim struct {
+	nonce string
+	at    time.Duration
+}
+
+// remember notes that the claim nonce was sent at at.
+func (sb *standby) remember(nonce string, at time.Duration) {
+	sb.sent[sb.next] = sentClaim{nonce: nonce, at: at}
+	sb.next = (sb.next + 1) % sentClaims
+}
+
+// sentAt is when the claim nonce was first sent, if it is one of the
+// claims remembered.
+func (sb *standby) sentAt(nonce string) (time.Duration, bool) {
+	for _, s := range sb.sent {
+		if s.nonce != "" && s.nonce == nonce {
+			return s.at, true
+		}
+	}
+	return 0, false
+}
+
+// standsBy reports whether a claim is due now: another candidate leads,
+// and nothing from the store's past may still lead.
+func (e *campaign) standsBy(now time.Duration) bool {
+	return e.standbyAt() <= now
+}
+
+// standbyAt is when the next claim is due: never unless another candidate
+// leads.
+func (e *campaign) standbyAt() time.Duration {
+	s := e.cur
+	if e.standby == nil || e.hold != nil || s.kind != snapRecord || s.rec.Free() || s.rec.Ended || s.rec.ID == e.id || e.rewound {
+		return never
+	}
+	return max(e.standby.due, e.acquireAtHistory())
+}
+
+// claimStandby writes this candidate's claim, compare-and-swapped over the
+// claim last seen; when another claim came in between, it reads the key
+// and tries once more. Failures are only counted: the next claim is due
+// one renew interval later all the same.
+func (e *campaign) claimStandby() {
+	sb := e.standby
+	sb.due = e.clock() + e.cfg.renewInterval
+	c := claim{Name: e.node, ID: e.id, TTLms: e.ttl.Milliseconds(), Gen: e.gen}
+	value := c.Stamp()
+	e.standby.remember(c.Nonce, e.clock())
+	for range 2 {
+		ctx, cancel := e.reqCtx(e.ctx)
+		sent := e.clock()
+		ok, pair, err := casKey(ctx, e.client, sb.key, value, sb.pair)
+		conflict := err == nil && !ok || err != nil && isConflict(err)
+		e.measured("claim", sent, nilIf(conflict, err), conflict)
+		if err == nil && ok {
+			cancel()
+			sb.pair = nil
+			if pair != nil && pair.LastIndex != 0 && bytes.Equal(pair.Value, value) {
+				sb.pair = pair
+			}
+			return
+		}
+		if !conflict {
+			cancel()
+			return
+		}
+		pair, err = getKey(ctx, e.client, sb.key)
+		cancel()
+		switch {
+		case errors.Is(err, store.ErrKeyNotFound):
+			sb.pair = nil
+		case err != nil:
+			return
+		default:
+			sb.pair = pair
+		}
+	}
+}
+
+// nilIf is nil when cond holds, else err.
+func nilIf(cond bool, err error) error {
+	if cond {
+		return nil
+	}
+	return err
+}
+
+// standbyClaim reads the election's standby claim for a release of the
+// held term: the claim of another candidate of the same generation, or nil.
+func (e *campaign) standbyClaim(ctx context.Context) *claim {
+	if e.standby == nil || e.hold == nil {
+		return nil
+	}
+	rctx, cancel := e.reqCtx(ctx)
+	defer cancel()
+	sent := e.clock()
+	pair, err := getKey(rctx, e.client, e.standby.key)
+	e.measured("get", sent, nilIf(errors.Is(err, store.ErrKeyNotFound), err), false)
+	if err != nil {
+		return nil
+	}
+	c, ok := electionrecord.DecodeClaim(pair.Value)
+	if !ok || c.ID == e.id || c.Gen != e.hold.rec.Gen || c.TTL() < MinTTL || c.TTL() > MaxTTL {
+		return nil
+	}
+	return &c
+}
+
+// termFor is the record of the next term, written for the claimant c by
+// the leader whose record is cur.
+func (e *campaign) termFor(c *claim, cur record) record {
+	return record{Leader: c.Name, ID: c.ID, Term: max(cur.Term, e.maxTerm) + 1, TTLms: c.TTLms, Gen: cur.Gen,
+		Since: e.clk.Now().UTC().Format(time.RFC3339Nano), Claim: c.Nonce}
+}
+
+// takeHandedTerm starts the term that a leader wrote for one of this
+// candidate's recent claims, if cur is that record. The lease is dated
+// from the claim's send.
+func (e *campaign) takeHandedTerm() {
+	s, sb := e.cur, e.standby
+	if sb == nil || e.hold != nil || s.kind != snapRecord || s.rec.ID != e.id || s.rec.Claim == "" ||
+		s.rec.Ended || s.rec.Gen != e.gen || e.rewound || e.confirmedStill(s) || e.clock() < e.acquireAtHistory() {
+		return
+	}
+	if sent, ok := sb.sentAt(s.rec.Claim); ok {
+		e.won(s.rec, s.pair, sent)
+		if e.hold != nil {
+			e.hold.renewDue = 0 // a lease of its own write, and a record without the claim
+		}
+	}
+}
+
+// deleteStandbyClaim deletes whatever standby claim the election at key
+// has, for DeleteElection; a claim written meanwhile stays.
+func deleteStandbyClaim(ctx context.Context, client Backend, key string) {
+	if pair, err := getKey(ctx, client, standbyKey(key)); err == nil {
+		_, _ = casDelete(ctx, client, standbyKey(key), pair)
+	}
+}
+
+// withdrawClaim deletes this candidate's claim, if it was the last one
+// written, so that a leader does not hand its term to a stopped candidate.
+func (e *campaign) withdrawClaim(ctx context.Context) {
+	sb := e.standby
+	if sb == nil || sb.pair == nil {
+		return
+	}
+	if c, ok := electionrecord.DecodeClaim(sb.pair.Value); !ok || c.ID != e.id {
+		return
+	}
+	rctx, cancel := e.reqCtx(ctx)
+	defer cancel()
+	_, _ = casDelete(rctx, e.client, sb.key, sb.pair)
+}

@@ -1,0 +1,225 @@
+package leadership
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/internal/electionrecord"
+)
+
+// standbyClaimOf reads the election's standby claim, if any.
+func standbyClaimOf(t *testing.T, h Backend, key string) (claim, bool) {
+	t.Helper()
+	p, err := h.Get(ctxT(t), standbyKey(key), nil)
+	if errors.Is(err, store.ErrKeyNotFound) {
+		return claim{}, false
+	}
+	if err != nil {
+		t.Fatalf("read the standby claim: %v", err)
+	}
+	return electionrecord.DecodeClaim(p.Value)
+}
+
+// standbyRunners starts n candidates with WithStandby, each reporting its
+// store calls to its own metrics, and returns them with the leader first.
+func standbyRunners(t *testing.T, c *cluster, key string, ttl time.Duration, n int) ([]*runner, map[string]*recordedMetrics) {
+	t.Helper()
+	metrics := map[string]*recordedMetrics{}
+	rs := make([]*runner, n)
+	for i := range rs {
+		name := fmt.Sprintf("node-%d", i)
+		m := &recordedMetrics{}
+		metrics[name] = m
+		cand := NewCandidate(c.handle(), key, name, ttl, WithStandby(), WithMetrics(m))
+		el, errs, err := cand.RunForElection()
+		if err != nil {
+			t.Fatalf("RunForElection %s: %v", name, err)
+		}
+		t.Cleanup(cand.Stop)
+		rs[i] = &runner{Candidate: cand, name: name, elected: el, errs: errs}
+	}
+	l := leaderOf(t, rs)
+	return append([]*runner{l}, except(rs, l)...), metrics
+}
+
+// A leader that stops writes the next term for the last candidate to claim
+// standby, which leads without a write of its own, with a greater token,
+// long before the TTL would have let anyone take over.
+func TestStandbyTakesTheNextTermWithoutAWrite(t *testing.T) {
+	c := newCluster(t)
+	const key = "standby"
+	rs, metrics := standbyRunners(t, c, key, time.Minute, 3)
+	l := rs[0]
+	term, _ := l.CurrentTerm()
+	h := c.handle()
+	var claimant string
+	eventually(t, "a standby claim", func() bool {
+		cl, ok := standbyClaimOf(t, h, key)
+		claimant = cl.Name
+		return ok && cl.Name != l.name
+	})
+	x := watchExclusion(t, rs[0].Candidate, rs[1].Candidate, rs[2].Candidate)
+	l.Stop()
+	var succ *runner
+	eventually(t, "a successor", func() bool {
+		for _, r := range rs[1:] {
+			if r.IsLeader() {
+				succ = r
+				return true
+			}
+		}
+		return false
+	})
+	next, _ := succ.CurrentTerm()
+	if next.Token <= term.Token {
+		t.Fatalf("successor's token %d, not above %d", next.Token, term.Token)
+	}
+	rec := recordOf(t, h, key)
+	t.Logf("claimant before Stop %s, successor %s, record %+v", claimant, succ.name, rec)
+	if metrics[succ.name].has("call standby acquire ok") {
+		t.Fatalf("%s acquired by a write of its own: %v", succ.name, metrics[succ.name].events)
+	}
+	if !metrics[succ.name].has("call standby claim ok") {
+		t.Fatalf("%s never claimed standby: %v", succ.name, metrics[succ.name].events)
+	}
+	eventually(t, "the successor renews its handed term", func() bool { return metrics[succ.name].has("call standby renew ok") })
+	if got := recordOf(t, h, key); got.Leader != succ.name || got.Term != next.Token || got.Claim != "" {
+		t.Fatalf("record after the renewal %+v", got)
+	}
+	x.check(t)
+}
+
+// Resign hands over to a standby too, and the resigned candidate does not
+// lead again while the successor renews.
+func TestStandbyResignHandsOver(t *testing.T) {
+	c := newCluster(t)
+	const key = "standby-resign"
+	rs, metrics := standbyRunners(t, c, key, time.Minute, 2)
+	l, other := rs[0], rs[1]
+	h := c.handle()
+	eventually(t, "a standby claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == other.name })
+	l.Resign()
+	recvUntil(t, other.elected, "the standby leads", func(v bool) bool { return v })
+	if l.IsLeader() {
+		t.Fatal("the resigned candidate leads beside its successor")
+	}
+	if metrics[other.name].has("call standby-resign acquire ok") {
+		t.Fatalf("%s acquired by a write of its own", other.name)
+	}
+}
+
+// A waiting candidate that stops withdraws its claim, so no leader hands
+// its term to a stopped candidate.
+func TestStandbyClaimWithdrawnOnStop(t *testing.T) {
+	c := newCluster(t)
+	const key = "standby-withdraw"
+	rs, _ := standbyRunners(t, c, key, time.Minute, 2)
+	other := rs[1]
+	h := c.handle()
+	eventually(t, "a standby claim", func() bool { _, ok := standbyClaimOf(t, h, key); return ok })
+	other.Stop()
+	if cl, ok := standbyClaimOf(t, h, key); ok {
+		t.Fatalf("the stopped candidate's claim is still there: %+v", cl)
+	}
+}
+
+// A claim left by a candidate that vanished: the leader hands it the term,
+// it never takes it, and the remaining candidate takes over one TTL after
+// it saw the handed record, as after a crash, never sooner.
+func TestStandbyOfVanishedCandidateIsWaitedOut(t *testing.T) {
+	c := newCluster(t)
+	const key, ttl = "standby-vanished", 500 * time.Millisecond
+	h := c.handle()
+	lead := NewCandidate(c.handle(), key, "leader", ttl, WithStandby())
+	t.Cleanup(lead.Stop)
+	if _, err := lead.Campaign(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	gone := c.handle()
+	ghost := NewCandidate(gone, key, "ghost", ttl, WithStandby())
+	t.Cleanup(ghost.Stop)
+	if _, _, err := ghost.RunForElection(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the ghost's claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == "ghost" })
+	gone.Disconnect()
+	last := NewCandidate(c.handle(), key, "last", ttl) // no standby: never claims
+	t.Cleanup(last.Stop)
+	el, _, err := last.RunForElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lead.Stop()
+	handed := time.Now()
+	if rec := recordOf(t, h, key); rec.Leader != "ghost" || rec.Claim == "" {
+		t.Fatalf("record after the leader stopped: %+v", rec)
+	}
+	recvUntil(t, el, "the last candidate leads", func(v bool) bool { return v })
+	if waited := time.Since(handed); waited < ttl-50*time.Millisecond {
+		t.Fatalf("took over %v after the handed record, within its TTL %v", waited, ttl)
+	}
+}
+
+// A record naming this candidate for a claim it never wrote (a nonce not
+// among its claims) is waited out like anyone else's record.
+func TestStandbyIgnoresRecordForUnknownClaim(t *testing.T) {
+	c := newCluster(t)
+	const key, ttl = "standby-unknown", 400 * time.Millisecond
+	h := c.handle()
+	a := NewCandidate(c.handle(), key, "a", ttl, WithStandby())
+	t.Cleanup(a.Stop)
+	if _, err := a.Campaign(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	b := NewCandidate(c.handle(), key, "b", ttl, WithStandby())
+	t.Cleanup(b.Stop)
+	el, _, err := b.RunForElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cl claim
+	eventually(t, "b's claim", func() bool { var ok bool; cl, ok = standbyClaimOf(t, h, key); return ok && cl.Name == "b" })
+	a.Stop() // hands b the term for cl
+	recvUntil(t, el, "b leads", func(v bool) bool { return v })
+	// A forged record for b with a nonce b never sent, over b's record
+	// (between two of b's renewals).
+	eventually(t, "a forged record", func() bool {
+		p, err := h.Get(ctxT(t), key, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		forged, _ := decodeRecord(p.Value)
+		forged.Term += 10
+		forged.Seq = 0
+		forged.Claim = strings.Repeat("0", 24)
+		ok, _, err := h.AtomicPut(context.Background(), key, forged.Stamp(), p, nil)
+		return ok && err == nil
+	})
+	recvUntil(t, el, "b steps down (its record was overwritten)", func(v bool) bool { return !v })
+	began := time.Now()
+	recvUntil(t, el, "b leads again after the forged record's TTL", func(v bool) bool { return v })
+	if waited := time.Since(began); waited < ttl-50*time.Millisecond {
+		t.Fatalf("b led again %v after the forged record, within its TTL %v", waited, ttl)
+	}
+}
+
+// DeleteElection deletes the election's standby claim with its record.
+func TestDeleteElectionDeletesStandbyClaim(t *testing.T) {
+	c := newCluster(t)
+	const key = "standby-delete"
+	standbyRunners(t, c, key, time.Second, 2)
+	h := c.handle()
+	eventually(t, "a standby claim", func() bool { _, ok := standbyClaimOf(t, h, key); return ok })
+	if err := DeleteElection(ctxT(t), h, key); err != nil {
+		t.Fatal(err)
+	}
+	if cl, ok := standbyClaimOf(t, h, key); ok {
+		t.Fatalf("the claim survived DeleteElection: %+v", cl)
+	}
+}
