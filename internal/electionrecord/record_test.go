@@ -52,6 +52,7 @@ func TestNewerThan(t *testing.T) {
 		t.Error("a record is newer than itself")
 	}
 }
+
 // A stamped claim decodes to itself with a fresh nonce each time; claims
 // without a name, an id or a nonce, or of another version, are refused.
 func TestClaimStampDecodes(t *testing.T) {
