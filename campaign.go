@@ -352,6 +352,7 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	if !e.watch.running() {
 		e.watchAt = 0
 	}
+	e.watchClaims()
 	e.hold = &holding{rec: rec, pair: pair, lease: l, renewDue: sent + e.cfg.renewInterval, unconfirmed: -1,
 		relinquishAt: e.relinquishTime(e.clock())}
 	e.publish()
@@ -553,7 +554,9 @@ func (e *campaign) finish(err error) {
 		}
 		cancel()
 	}
+	claimsEnded := e.stopWatchingClaims()
 	e.watch.close(e.cfg.requestTimeout)
+	claimsEnded()
 	e.out.ended(err)
 	e.out.status(RoleStopped, "", e.cur.rec.Term, err)
 }

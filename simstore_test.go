@@ -304,7 +304,7 @@ func (s *simStore) Watch(ctx context.Context, key string, opts *store.ReadOption
 	s.watches++
 	rng := rand.New(rand.NewPCG(s.run.seed, s.stream<<20|s.watches))
 	s.mu.Unlock()
-	s.run.bg.Go(func() { s.forward(ctx, in, out, rng) })
+	s.run.bg.Go(func() { s.forward(ctx, in, out, rng, key == simKey) })
 	return out, nil
 }
 
@@ -318,7 +318,8 @@ type simHeld struct {
 // delaying and reordering them while the plan is faulty; no event is held
 // longer than the plan's maxWatchDelay. It closes out when the inner
 // channel is closed and drained, or when ctx ends.
-func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out chan<- *store.KVPair, rng *rand.Rand) {
+// Only the election key's events are shown to the checker (checked).
+func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out chan<- *store.KVPair, rng *rand.Rand, checked bool) {
 	defer close(out)
 	var q []simHeld
 	for in != nil || len(q) > 0 {
@@ -345,7 +346,7 @@ func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out cha
 			q = s.schedule(q, p, rng)
 		case send <- head:
 			q = q[1:]
-			if ctx.Err() == nil {
+			if ctx.Err() == nil && checked {
 				s.run.check.shown(s.who, head.Value, "watch")
 			}
 		case <-wake:

@@ -56,6 +56,9 @@ type standby struct {
 	due  time.Duration // when the next claim is due
 	sent [sentClaims]sentClaim
 	next int // where the next claim is remembered in sent
+	// watcher keeps the latest claim once this candidate has led, so that
+	// its releases need no read first; nil before.
+	watcher *claimWatcher
 }
 
 // sentClaim is a claim's nonce and the moment its write was first sent.
@@ -148,23 +151,53 @@ func nilIf(cond bool, err error) error {
 
 // standbyClaim reads the election's standby claim for a release of the
 // held term: the claim of another candidate of the same generation, or nil.
+// It is the claim the claim watcher knows, if any, or else a read: a claim
+// the watch has not delivered yet is not missed.
 func (e *campaign) standbyClaim(ctx context.Context) *claim {
 	if e.standby == nil || e.hold == nil {
 		return nil
 	}
-	rctx, cancel := e.reqCtx(ctx)
-	defer cancel()
-	sent := e.clock()
-	pair, err := getKey(rctx, e.client, e.standby.key)
-	e.measured("get", sent, nilIf(errors.Is(err, store.ErrKeyNotFound), err), false)
-	if err != nil {
+	var c *claim
+	if w := e.standby.watcher; w != nil {
+		c, _ = w.latest()
+	}
+	if c == nil {
+		rctx, cancel := e.reqCtx(ctx)
+		defer cancel()
+		sent := e.clock()
+		pair, err := getKey(rctx, e.client, e.standby.key)
+		e.measured("get", sent, nilIf(errors.Is(err, store.ErrKeyNotFound), err), false)
+		if err != nil {
+			return nil
+		}
+		if read, ok := electionrecord.DecodeClaim(pair.Value); ok {
+			c = &read
+		}
+	}
+	if c == nil || c.ID == e.id || c.Gen != e.hold.rec.Gen || c.TTL() < MinTTL || c.TTL() > MaxTTL {
 		return nil
 	}
-	c, ok := electionrecord.DecodeClaim(pair.Value)
-	if !ok || c.ID == e.id || c.Gen != e.hold.rec.Gen || c.TTL() < MinTTL || c.TTL() > MaxTTL {
-		return nil
+	return c
+}
+
+// watchClaims starts the claim watcher when this candidate first leads.
+func (e *campaign) watchClaims() {
+	if sb := e.standby; sb != nil && sb.watcher == nil {
+		sb.watcher = startClaimWatcher(e.client, sb.key, e.cfg)
 	}
-	return &c
+}
+
+// stopWatchingClaims ends the claim watcher, if any, and returns the
+// wait for its end.
+func (e *campaign) stopWatchingClaims() (wait func()) {
+	sb := e.standby
+	if sb == nil || sb.watcher == nil {
+		return func() {}
+	}
+	w := sb.watcher
+	sb.watcher = nil
+	w.stop()
+	return w.wait
 }
 
 // termFor is the record of the next term, written for the claimant c by

@@ -35,6 +35,7 @@ var subtests = []subtest{
 	{"FirstElection", testFirstElection},
 	{"ResignHandsOver", testResignHandsOver},
 	{"StopHandsOverAtOnce", testStopHandsOver},
+	{"StandbyHandsOverInOneWrite", testStandbyHandOver},
 	{"VanishedLeaderReplaced", testVanishedLeader},
 	{"CutLeaderStepsDownFirst", testCutLeader},
 	{"StoreRestart", testStoreRestart},
