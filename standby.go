@@ -149,35 +149,37 @@ func nilIf(cond bool, err error) error {
 	return err
 }
 
-// standbyClaim reads the election's standby claim for a release of the
-// held term: the claim of another candidate of the same generation, or nil.
-// It is the claim the claim watcher knows, if any, or else a read: a claim
-// the watch has not delivered yet is not missed.
+// standbyClaim is the election's standby claim for a release of the held
+// term: the claim of another candidate of the same generation, or nil. It
+// is the claim the claim watcher knows, if that one will do, or else a
+// read: a claim the watch has not delivered yet is not missed.
 func (e *campaign) standbyClaim(ctx context.Context) *claim {
 	if e.standby == nil || e.hold == nil {
 		return nil
 	}
-	var c *claim
 	if w := e.standby.watcher; w != nil {
-		c, _ = w.latest()
-	}
-	if c == nil {
-		rctx, cancel := e.reqCtx(ctx)
-		defer cancel()
-		sent := e.clock()
-		pair, err := getKey(rctx, e.client, e.standby.key)
-		e.measured("get", sent, nilIf(errors.Is(err, store.ErrKeyNotFound), err), false)
-		if err != nil {
-			return nil
-		}
-		if read, ok := electionrecord.DecodeClaim(pair.Value); ok {
-			c = &read
+		if c, _ := w.latest(); e.claimUsable(c) {
+			return c
 		}
 	}
-	if c == nil || c.ID == e.id || c.Gen != e.hold.rec.Gen || c.TTL() < MinTTL || c.TTL() > MaxTTL {
+	rctx, cancel := e.reqCtx(ctx)
+	defer cancel()
+	sent := e.clock()
+	pair, err := getKey(rctx, e.client, e.standby.key)
+	e.measured("get", sent, nilIf(errors.Is(err, store.ErrKeyNotFound), err), false)
+	if err != nil {
 		return nil
 	}
-	return c
+	if c, ok := electionrecord.DecodeClaim(pair.Value); ok && e.claimUsable(&c) {
+		return &c
+	}
+	return nil
+}
+
+// claimUsable reports whether the held term may be handed to c: another
+// candidate's claim, of the same generation, with a TTL in range.
+func (e *campaign) claimUsable(c *claim) bool {
+	return c != nil && c.ID != e.id && c.Gen == e.hold.rec.Gen && c.TTL() >= MinTTL && c.TTL() <= MaxTTL
 }
 
 // watchClaims starts the claim watcher when this candidate first leads.
