@@ -62,7 +62,7 @@ func TestQuickRunOnMemory(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	captureOutput(t)
-	for _, args := range [][]string{{"--rounds", "0"}, {"--ttl", "1ms"}, {"--store", "nourl"}, {"extra"}} {
+	for _, args := range [][]string{{"--rounds", "0"}, {"--ttl", "1ms"}, {"--store", "nourl"}, {"extra"}, {"--standby"}} {
 		if rc := run(args); rc != 2 {
 			t.Errorf("%v: exit %d, want 2", args, rc)
 		}
