@@ -114,6 +114,31 @@ func TestStandbyResignHandsOver(t *testing.T) {
 	}
 }
 
+// leadingStandby is a candidate with WithStandby that leads, stopped when
+// the test ends.
+func leadingStandby(t *testing.T, h Backend, key, name string, ttl time.Duration) *Candidate {
+	t.Helper()
+	c := NewCandidate(h, key, name, ttl, WithStandby())
+	t.Cleanup(c.Stop)
+	if _, err := c.Campaign(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// runningStandby starts a candidate with WithStandby, stopped when the test
+// ends, and returns its elected channel.
+func runningStandby(t *testing.T, h Backend, key, name string, ttl time.Duration) <-chan bool {
+	t.Helper()
+	c := NewCandidate(h, key, name, ttl, WithStandby())
+	t.Cleanup(c.Stop)
+	el, _, err := c.RunForElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return el
+}
+
 // A waiting candidate that stops withdraws its claim, so no leader hands
 // its term to a stopped candidate.
 func TestStandbyClaimWithdrawnOnStop(t *testing.T) {
@@ -136,17 +161,9 @@ func TestStandbyOfVanishedCandidateIsWaitedOut(t *testing.T) {
 	c := newCluster(t)
 	const key, ttl = "standby-vanished", 500 * time.Millisecond
 	h := c.handle()
-	lead := NewCandidate(c.handle(), key, "leader", ttl, WithStandby())
-	t.Cleanup(lead.Stop)
-	if _, err := lead.Campaign(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
+	lead := leadingStandby(t, c.handle(), key, "leader", ttl)
 	gone := c.handle()
-	ghost := NewCandidate(gone, key, "ghost", ttl, WithStandby())
-	t.Cleanup(ghost.Stop)
-	if _, _, err := ghost.RunForElection(); err != nil {
-		t.Fatal(err)
-	}
+	runningStandby(t, gone, key, "ghost", ttl)
 	eventually(t, "the ghost's claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == "ghost" })
 	gone.Disconnect()
 	last := NewCandidate(c.handle(), key, "last", ttl) // no standby: never claims
@@ -172,17 +189,8 @@ func TestStandbyIgnoresRecordForUnknownClaim(t *testing.T) {
 	c := newCluster(t)
 	const key, ttl = "standby-unknown", 400 * time.Millisecond
 	h := c.handle()
-	a := NewCandidate(c.handle(), key, "a", ttl, WithStandby())
-	t.Cleanup(a.Stop)
-	if _, err := a.Campaign(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
-	b := NewCandidate(c.handle(), key, "b", ttl, WithStandby())
-	t.Cleanup(b.Stop)
-	el, _, err := b.RunForElection()
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := leadingStandby(t, c.handle(), key, "a", ttl)
+	el := runningStandby(t, c.handle(), key, "b", ttl)
 	var cl claim
 	eventually(t, "b's claim", func() bool { var ok bool; cl, ok = standbyClaimOf(t, h, key); return ok && cl.Name == "b" })
 	a.Stop() // hands b the term for cl
