@@ -3,9 +3,32 @@ package leadership
 import (
 	"context"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 )
+
+// diagnoseOnFailure logs, if the test fails, the engine's log lines, every
+// runner's view and the record as the store holds it.
+func diagnoseOnFailure(t *testing.T, c *cluster, key string, log *lockedBuffer, rs []*runner) {
+	h := c.handle()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		for _, r := range rs {
+			tm, leads := r.CurrentTerm()
+			t.Logf("%s: leads %v (term %d), names %q", r.name, leads, tm.Token, r.Leader())
+		}
+		if p, err := h.Get(context.Background(), key, nil); err == nil {
+			t.Logf("record: %s (index %d)", p.Value, p.LastIndex)
+		} else {
+			t.Logf("record: %v", err)
+		}
+		t.Logf("engine log:\n%s", strings.Join(log.lines(""), "\n"))
+	})
+}
 
 // nextTermOver waits until some runner leads a term with a token above
 // floor, checking meanwhile that no runner has stopped.
@@ -35,7 +58,10 @@ func nextTermOver(t *testing.T, rs []*runner, floor uint64) (*runner, Term) {
 // elected again with a greater token, and followers name it.
 func TestStoreThatLostItsDataRecovers(t *testing.T) {
 	c := newCluster(t)
-	rs := c.campaign("wiped", 500*time.Millisecond, 3)
+	log := &lockedBuffer{}
+	rs := c.campaign("wiped", 500*time.Millisecond, 3,
+		WithLogger(slog.New(slog.NewTextHandler(log, &slog.HandlerOptions{Level: slog.LevelDebug}))))
+	diagnoseOnFailure(t, c, "wiped", log, rs)
 	x := watchExclusion(t, rs[0].Candidate, rs[1].Candidate, rs[2].Candidate)
 	f := c.follow("wiped")
 	leaders := f.leaders
