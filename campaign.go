@@ -27,6 +27,8 @@ type campaign struct {
 	hold    *holding // the term this candidate holds in the record, nil if none
 
 	uncertain    bool          // an acquire may have landed without us knowing
+	finishing    bool          // the run ended: no term may start any more
+	releasing    bool          // a release is under way: no handed term starts
 	holdoffUntil time.Duration // after resigning, leave a free record to others until then
 	conflicts    int           // compare-and-swaps failed in a row with no new state seen
 	lostLive     bool          // this candidate led when it last saw the store go back
@@ -410,12 +412,18 @@ func (e *campaign) release() bool {
 }
 
 func (e *campaign) releaseUnder(ctx context.Context) bool {
+	e.releasing = true // no term handed to this candidate starts meanwhile
+	defer func() { e.releasing = false }()
 	var standby *claim
 	if e.hold.successor == "" {
 		standby = e.standbyClaim(ctx)
 	}
 	for range 3 {
 		h := e.hold
+		if h == nil {
+			// A read back showed a later record (observe dropped the hold).
+			return true
+		}
 		next := h.rec
 		next.Seq++
 		next.Leader, next.ID, next.TTLms, next.Since, next.Value, next.Claim = "", "", 0, "", "", ""
@@ -449,7 +457,7 @@ func (e *campaign) releaseUnder(ctx context.Context) bool {
 			e.failed(err)
 			return false
 		}
-		if s.kind == snapRecord && s.rec.ID == e.id {
+		if s.kind == snapRecord && s.rec.ID == e.id && e.hold != nil {
 			h.rec, h.pair = s.rec, s.pair
 			continue
 		}
@@ -538,20 +546,26 @@ func (e *campaign) finish(err error) {
 	if errors.Is(err, ErrElectionEnded) {
 		why = endEnded
 	}
+	e.finishing = true
 	e.leases.stepDownNow(why)
 	if why == endStopped {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), e.cfg.requestTimeout)
 		e.ctx = ctx // the run's context is done; the last requests use this one
-		if e.hold == nil && (e.uncertain || (e.cur.kind == snapRecord && e.cur.rec.ID == e.id)) {
-			if s, rerr := e.read(ctx); rerr == nil && s.kind == snapRecord && s.rec.ID == e.id {
-				e.hold = &holding{rec: s.rec, pair: s.pair}
+		// Twice at most: a release may find the record handed to this
+		// candidate meanwhile (WithStandby), which it releases in turn.
+		for range 2 {
+			if e.hold == nil && (e.uncertain || (e.cur.kind == snapRecord && e.cur.rec.ID == e.id)) {
+				if s, rerr := e.read(ctx); rerr == nil && s.kind == snapRecord && s.rec.ID == e.id {
+					e.hold = &holding{rec: s.rec, pair: s.pair}
+				}
+				e.uncertain = false
 			}
-		}
-		if e.hold != nil {
+			if e.hold == nil {
+				break
+			}
 			e.releaseUnder(ctx)
-		} else {
-			e.withdrawClaim(ctx)
 		}
+		e.withdrawClaim(ctx)
 		cancel()
 	}
 	claimsEnded := e.stopWatchingClaims()

@@ -26,14 +26,18 @@ import (
 // key (at key + ".standby") once per renew interval: one more write per
 // interval per waiting candidate. When it leads and steps down by Stop,
 // Resign or a relinquish, it writes the next term for the candidate whose
-// claim it reads there (the last to write one), which leads from the
-// moment it sees that record: a handoff costs the release and one watch
-// push, not a second write. HandOff, which names its successor, is not
-// changed. A claim left by a candidate that crashed may be chosen: that
+// claim it knows there (the last to write one; it watches the claim key
+// from its first term), which leads from the moment it sees that record:
+// a handoff costs the release and one watch push, not a second write.
+// HandOff, which names its successor, is not changed. A claim not written
+// again for two of its candidate's intervals is not used. A claim left by
+// a candidate that crashed within that time, or one that a late watch
+// event still shows after its candidate withdrew it, may be chosen: that
 // successor never takes the term, and the others take over one TTL later,
-// as after a leader's crash. A waiting candidate withdraws its claim when
-// it stops. Every candidate of an election should be given the option;
-// the others ignore claims and are ignored.
+// as after a leader's crash. A candidate withdraws its claim when it
+// stops, and claims nothing during its resign holdoff. Every candidate of
+// an election should be given the option; the others ignore claims and
+// are ignored.
 // Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithStandby() Option {
 	return candidateOnly("WithStandby", func(c *config) { c.standby = true })
@@ -53,9 +57,12 @@ const sentClaims = 4
 type standby struct {
 	key  string
 	pair *store.KVPair // the claim key as this candidate last wrote or read it; nil: missing or unknown
-	due  time.Duration // when the next claim is due
-	sent [sentClaims]sentClaim
-	next int // where the next claim is remembered in sent
+	// unknownPair: this candidate's last claim landed, but the store did
+	// not answer with it as stored (no index): a withdrawal reads it first.
+	unknownPair bool
+	due         time.Duration // when the next claim is due
+	sent        [sentClaims]sentClaim
+	next        int // where the next claim is remembered in sent
 	// watcher keeps the latest claim once this candidate has led, so that
 	// its releases need no read first; nil before.
 	watcher *claimWatcher
@@ -97,7 +104,9 @@ func (e *campaign) standbyAt() time.Duration {
 	if e.standby == nil || e.hold != nil || s.kind != snapRecord || s.rec.Free() || s.rec.Ended || s.rec.ID == e.id || e.rewound {
 		return never
 	}
-	return max(e.standby.due, e.acquireAtHistory())
+	// After resigning, the election is left to the others until the
+	// holdoff ends: no claim, so no term handed back before then.
+	return max(e.standby.due, e.acquireAtHistory(), e.holdoffUntil)
 }
 
 // claimStandby writes this candidate's claim, compare-and-swapped over the
@@ -107,20 +116,22 @@ func (e *campaign) standbyAt() time.Duration {
 func (e *campaign) claimStandby() {
 	sb := e.standby
 	sb.due = e.clock() + e.cfg.renewInterval
-	c := claim{Name: e.node, ID: e.id, TTLms: e.ttl.Milliseconds(), Gen: e.gen}
+	c := claim{Name: e.node, ID: e.id, TTLms: e.ttl.Milliseconds(), Gen: e.gen, EveryMs: e.cfg.renewInterval.Milliseconds()}
 	value := c.Stamp()
 	e.standby.remember(c.Nonce, e.clock())
 	for range 2 {
-		ctx, cancel := e.reqCtx(e.ctx)
+		// Half a request timeout: a claim is worth less than the engine's
+		// next step, which waits for it.
+		ctx, cancel := context.WithTimeout(e.ctx, e.cfg.requestTimeout/2)
 		sent := e.clock()
 		ok, pair, err := casKey(ctx, e.client, sb.key, value, sb.pair)
 		conflict := err == nil && !ok || err != nil && isConflict(err)
 		e.measured("claim", sent, nilIf(conflict, err), conflict)
 		if err == nil && ok {
 			cancel()
-			sb.pair = nil
+			sb.pair, sb.unknownPair = nil, true
 			if pair != nil && pair.LastIndex != 0 && bytes.Equal(pair.Value, value) {
-				sb.pair = pair
+				sb.pair, sb.unknownPair = pair, false
 			}
 			return
 		}
@@ -158,11 +169,20 @@ func (e *campaign) standbyClaim(ctx context.Context) *claim {
 		return nil
 	}
 	if w := e.standby.watcher; w != nil {
-		if c, _ := w.latest(); e.claimUsable(c) {
+		c, seenAt, ok := w.latest()
+		if ok && e.claimUsable(c) {
+			if e.clock()-seenAt > 2*c.Every()+e.cfg.requestTimeout {
+				// Not written again for two of its intervals: its
+				// candidate stopped claiming (it crashed, say). A free
+				// release lets the others race at once.
+				return nil
+			}
 			return c
 		}
 	}
-	rctx, cancel := e.reqCtx(ctx)
+	// A quarter of a request timeout, so that the release that follows
+	// keeps the rest of Stop's.
+	rctx, cancel := context.WithTimeout(ctx, e.cfg.requestTimeout/4)
 	defer cancel()
 	sent := e.clock()
 	pair, err := getKey(rctx, e.client, e.standby.key)
@@ -185,7 +205,7 @@ func (e *campaign) claimUsable(c *claim) bool {
 // watchClaims starts the claim watcher when this candidate first leads.
 func (e *campaign) watchClaims() {
 	if sb := e.standby; sb != nil && sb.watcher == nil {
-		sb.watcher = startClaimWatcher(e.client, sb.key, e.cfg)
+		sb.watcher = startClaimWatcher(e.client, sb.key, e.cfg, e.clock)
 	}
 }
 
@@ -214,7 +234,7 @@ func (e *campaign) termFor(c *claim, cur record) record {
 // from the claim's send.
 func (e *campaign) takeHandedTerm() {
 	s, sb := e.cur, e.standby
-	if sb == nil || e.hold != nil || s.kind != snapRecord || s.rec.ID != e.id || s.rec.Claim == "" ||
+	if sb == nil || e.finishing || e.releasing || e.hold != nil || s.kind != snapRecord || s.rec.ID != e.id || s.rec.Claim == "" ||
 		s.rec.Ended || s.rec.Gen != e.gen || e.rewound || e.confirmedStill(s) || e.clock() < e.acquireAtHistory() {
 		return
 	}
@@ -238,13 +258,21 @@ func deleteStandbyClaim(ctx context.Context, client Backend, key string) {
 // written, so that a leader does not hand its term to a stopped candidate.
 func (e *campaign) withdrawClaim(ctx context.Context) {
 	sb := e.standby
-	if sb == nil || sb.pair == nil {
-		return
-	}
-	if c, ok := electionrecord.DecodeClaim(sb.pair.Value); !ok || c.ID != e.id {
+	if sb == nil || sb.pair == nil && !sb.unknownPair {
 		return
 	}
 	rctx, cancel := e.reqCtx(ctx)
 	defer cancel()
-	_, _ = casDelete(rctx, e.client, sb.key, sb.pair)
+	pair := sb.pair
+	if pair == nil {
+		p, err := getKey(rctx, e.client, sb.key)
+		if err != nil {
+			return
+		}
+		pair = p
+	}
+	if c, ok := electionrecord.DecodeClaim(pair.Value); !ok || c.ID != e.id {
+		return
+	}
+	_, _ = casDelete(rctx, e.client, sb.key, pair)
 }

@@ -231,3 +231,36 @@ func TestDeleteElectionDeletesStandbyClaim(t *testing.T) {
 		t.Fatalf("the claim survived DeleteElection: %+v", cl)
 	}
 }
+
+// A claim not written again for two of its candidate's intervals (its
+// candidate vanished long ago) is not used: the release frees the record
+// and the remaining candidate leads at once.
+func TestStandbyStaleClaimNotUsed(t *testing.T) {
+	c := newCluster(t)
+	const key, ttl = "standby-stale", 500 * time.Millisecond
+	h := c.handle()
+	lead := leadingStandby(t, c.handle(), key, "leader", ttl)
+	gone := c.handle()
+	runningStandby(t, gone, key, "ghost", ttl)
+	eventually(t, "the ghost's claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == "ghost" })
+	gone.Disconnect()
+	last := NewCandidate(c.handle(), key, "last", ttl) // no standby: never claims
+	t.Cleanup(last.Stop)
+	el, _, err := last.RunForElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, _ := standbyClaimOf(t, h, key)
+	// Two intervals and the request timeout, with room: the leader renews
+	// meanwhile.
+	time.Sleep(2*cl.Every() + ttl + 200*time.Millisecond)
+	if !lead.IsLeader() {
+		t.Fatal("the leader lost its term while waiting")
+	}
+	lead.Stop()
+	stopped := time.Now()
+	recvUntil(t, el, "the last candidate leads", func(v bool) bool { return v })
+	if took := time.Since(stopped); took >= ttl/2 {
+		t.Fatalf("the last candidate led %v after Stop (TTL %v): the stale claim was used", took, ttl)
+	}
+}

@@ -23,29 +23,36 @@ type claimWatcher struct {
 	key     string
 	timeout time.Duration
 	retry   time.Duration
+	clock   func() time.Duration       // the candidate's time axis
 	known   atomic.Pointer[knownClaim] // nil: the watch is not working
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
-// knownClaim is the claim key's state: a claim, or none (c nil).
-type knownClaim struct{ c *claim }
+// knownClaim is the claim key's state: a claim, or none (c nil), and when
+// the watcher learned it.
+type knownClaim struct {
+	c  *claim
+	at time.Duration
+}
 
 // startClaimWatcher watches key's claims until stop.
-func startClaimWatcher(client Backend, key string, cfg *config) *claimWatcher {
+func startClaimWatcher(client Backend, key string, cfg *config, clock func() time.Duration) *claimWatcher {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &claimWatcher{client: client, key: key, timeout: cfg.requestTimeout, retry: cfg.retryMax, cancel: cancel, done: make(chan struct{})}
+	w := &claimWatcher{client: client, key: key, timeout: cfg.requestTimeout, retry: cfg.retryMax, clock: clock,
+		cancel: cancel, done: make(chan struct{})}
 	go w.run(ctx)
 	return w
 }
 
-// latest is the claim key's state as the watch last told, if it works.
-func (w *claimWatcher) latest() (*claim, bool) {
+// latest is the claim key's state as the watch last told, and when, if the
+// watch works.
+func (w *claimWatcher) latest() (c *claim, at time.Duration, ok bool) {
 	k := w.known.Load()
 	if k == nil {
-		return nil, false
+		return nil, 0, false
 	}
-	return k.c, true
+	return k.c, k.at, true
 }
 
 // stop ends the watch; wait waits for its goroutine to end, which takes
@@ -103,7 +110,7 @@ func (w *claimWatcher) follow(ctx context.Context, events <-chan *store.KVPair) 
 
 // note records what a read or an event showed (nil or empty: no claim).
 func (w *claimWatcher) note(p *store.KVPair) {
-	k := &knownClaim{}
+	k := &knownClaim{at: w.clock()}
 	if p != nil {
 		if c, ok := electionrecord.DecodeClaim(p.Value); ok {
 			k.c = &c

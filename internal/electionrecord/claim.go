@@ -14,15 +14,19 @@ import (
 // from the record without a write of its own.
 type Claim struct {
 	Version int    `json:"v"`
-	Name    string `json:"name"`   // the claimant's candidate name
-	ID      string `json:"id"`     // the claimant's instance id
-	TTLms   int64  `json:"ttl_ms"` // the lease the claimant would promise
-	Gen     uint64 `json:"gen"`    // the election generation the claimant joined
+	Name    string `json:"name"`     // the claimant's candidate name
+	ID      string `json:"id"`       // the claimant's instance id
+	TTLms   int64  `json:"ttl_ms"`   // the lease the claimant would promise
+	Gen     uint64 `json:"gen"`      // the election generation the claimant joined
+	EveryMs int64  `json:"every_ms"` // how often the claimant writes its claim again
 	// Nonce is unique to each write of a claim; the record written for the
 	// claim carries it (Record.Claim). Named like Record.Token for the
 	// stores that compare a top-level "LastIndex" member.
 	Nonce string `json:"LastIndex"`
 }
+
+// Every is how often the claimant writes its claim again.
+func (c *Claim) Every() time.Duration { return time.Duration(c.EveryMs) * time.Millisecond }
 
 // TTL is the lease the claimant would promise.
 func (c *Claim) TTL() time.Duration { return time.Duration(c.TTLms) * time.Millisecond }
