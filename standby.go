@@ -261,6 +261,11 @@ func (e *campaign) withdrawClaim(ctx context.Context) {
 	if sb == nil || sb.pair == nil && !sb.unknownPair {
 		return
 	}
+	if w := sb.watcher; w != nil {
+		if c, _, ok := w.latest(); ok && (c == nil || c.ID != e.id) {
+			return // the key holds another claim, or none, as far as the watch tells
+		}
+	}
 	rctx, cancel := e.reqCtx(ctx)
 	defer cancel()
 	pair := sb.pair
