@@ -161,17 +161,7 @@ func TestStandbyOfVanishedCandidateIsWaitedOut(t *testing.T) {
 	c := newCluster(t)
 	const key, ttl = "standby-vanished", 500 * time.Millisecond
 	h := c.handle()
-	lead := leadingStandby(t, c.handle(), key, "leader", ttl)
-	gone := c.handle()
-	runningStandby(t, gone, key, "ghost", ttl)
-	eventually(t, "the ghost's claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == "ghost" })
-	gone.Disconnect()
-	last := NewCandidate(c.handle(), key, "last", ttl) // no standby: never claims
-	t.Cleanup(last.Stop)
-	el, _, err := last.RunForElection()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lead, el := ghostClaimed(t, c, h, key, ttl)
 	lead.Stop()
 	handed := time.Now()
 	if rec := recordOf(t, h, key); rec.Leader != "ghost" || rec.Claim == "" {
@@ -239,17 +229,7 @@ func TestStandbyStaleClaimNotUsed(t *testing.T) {
 	c := newCluster(t)
 	const key, ttl = "standby-stale", 500 * time.Millisecond
 	h := c.handle()
-	lead := leadingStandby(t, c.handle(), key, "leader", ttl)
-	gone := c.handle()
-	runningStandby(t, gone, key, "ghost", ttl)
-	eventually(t, "the ghost's claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == "ghost" })
-	gone.Disconnect()
-	last := NewCandidate(c.handle(), key, "last", ttl) // no standby: never claims
-	t.Cleanup(last.Stop)
-	el, _, err := last.RunForElection()
-	if err != nil {
-		t.Fatal(err)
-	}
+	lead, el := ghostClaimed(t, c, h, key, ttl)
 	cl, _ := standbyClaimOf(t, h, key)
 	// Two intervals and the request timeout, with room: the leader renews
 	// meanwhile.
@@ -263,4 +243,23 @@ func TestStandbyStaleClaimNotUsed(t *testing.T) {
 	if took := time.Since(stopped); took >= ttl/2 {
 		t.Fatalf("the last candidate led %v after Stop (TTL %v): the stale claim was used", took, ttl)
 	}
+}
+
+// ghostClaimed starts a leader with WithStandby, a candidate "ghost" whose
+// claim is left when its handle is cut off, and a last candidate without
+// the option; it returns the leader and the last one's elected channel.
+func ghostClaimed(t *testing.T, c *cluster, h Backend, key string, ttl time.Duration) (*Candidate, <-chan bool) {
+	t.Helper()
+	lead := leadingStandby(t, c.handle(), key, "leader", ttl)
+	gone := c.handle()
+	runningStandby(t, gone, key, "ghost", ttl)
+	eventually(t, "the ghost's claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == "ghost" })
+	gone.Disconnect()
+	last := NewCandidate(c.handle(), key, "last", ttl) // no standby: never claims
+	t.Cleanup(last.Stop)
+	el, _, err := last.RunForElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lead, el
 }
