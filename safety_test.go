@@ -391,32 +391,11 @@ func TestHintedHolderLostAgainIsWaitedOut(t *testing.T) {
 // "t78 s6 c1").
 func TestStaleHintedHolderRestoredOverIsWaitedOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const ttl = 3 * time.Second // renewals every second
-		name := simName("stale-hint-restored")
-		raw := openRawKey(t, name)
 		// The backup: a free record, as a release leaves it.
 		free := record{Term: 1, Seq: 1}
 		backup := free.Stamp()
-		raw.put(backup)
-		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
-		_, first := leaderA(t, ha, ttl) // term 2 over the backup
-		b := startCandidate(t, hb, "b", ttl)
-		time.Sleep(ttl / 2) // b has seen a's term 2, renewed
-		ha.Disconnect()     // a leads until its deadline, then is gone
-		raw.put(backup)
-		synctest.Wait() // b reads the backup: the store went back; b waits a out
-
-		hb.watchDelay.Store(int64(500 * time.Millisecond))
-		second := takesTermAgain(t, hc, "c", ttl, first) // c never saw term 2
-		span := spanOf(second)
-		synctest.Wait() // the event of c's record is on its way to b
-		hb.Disconnect() // b is cut off; the event still arrives, its reads fail
-		// c renews three times; b's wait from the event (its TTL) passes.
-		time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
-		hc.Disconnect() // c leads until its deadline
-		raw.put(backup) // the same bytes as b's state, under a new index
-		hb.Reconnect()
-		ledAfter(t, leadsSoon(t, b, second.Token, 3*ttl), span)
+		s := rewindUnderWaiter(t, "stale-hint-restored", backup)
+		s.hintedHolderRestoredOver(backup) // the same bytes as b's state, under a new index
 	})
 }
 
@@ -426,31 +405,10 @@ func TestStaleHintedHolderRestoredOverIsWaitedOut(t *testing.T) {
 // it still erased c's record, and b waits c's TTL from the read.
 func TestHintedHolderErasedByNewerCountersIsWaitedOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const ttl = 3 * time.Second // renewals every second
-		name := simName("hint-erased-newer")
-		raw := openRawKey(t, name)
 		free := record{Term: 1, Seq: 1}
-		backup := free.Stamp()
-		raw.put(backup)
-		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
-		_, first := leaderA(t, ha, ttl) // term 2 over the backup
-		b := startCandidate(t, hb, "b", ttl)
-		time.Sleep(ttl / 2)
-		ha.Disconnect()
-		raw.put(backup)
-		synctest.Wait() // b reads the backup: the store went back; b waits a out
-
-		hb.watchDelay.Store(int64(500 * time.Millisecond))
-		second := takesTermAgain(t, hc, "c", ttl, first)
-		span := spanOf(second)
-		synctest.Wait() // the event of c's record is on its way to b
-		hb.Disconnect()
-		time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
-		hc.Disconnect()
-		released := record{Term: first.Token, Seq: 9} // a's release of term 2, from a backup
-		raw.put(released.Stamp())
-		hb.Reconnect()
-		ledAfter(t, leadsSoon(t, b, second.Token, 3*ttl), span)
+		s := rewindUnderWaiter(t, "hint-erased-newer", free.Stamp())
+		released := record{Term: s.first.Token, Seq: 9} // a's release of term 2, from a backup
+		s.hintedHolderRestoredOver(released.Stamp())
 	})
 }
 
@@ -461,33 +419,66 @@ func TestHintedHolderErasedByNewerCountersIsWaitedOut(t *testing.T) {
 // it gone.
 func TestHintedHolderWaitedOutAfterPartialRecovery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		const ttl = 3 * time.Second // renewals every second
-		name := simName("hint-partial-recovery")
-		raw := openRawKey(t, name)
 		older, newer := record{Term: 1, Seq: 1}, record{Term: 1, Seq: 2}
-		raw.put(older.Stamp())
-		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
-		_, first := leaderA(t, ha, ttl) // term 2
-		b := startCandidate(t, hb, "b", ttl)
-		time.Sleep(ttl / 2)
-		ha.Disconnect()
-		raw.put(older.Stamp())
-		synctest.Wait() // b reads term 1 seq 1: the store went back; b waits a out
+		s := rewindUnderWaiter(t, "hint-partial-recovery", older.Stamp()) // b reads term 1 seq 1
 		backup := newer.Stamp()
-		raw.put(backup)
+		s.raw.put(backup)
 		synctest.Wait() // b reads term 1 seq 2: newer than its state, older than a's record
-
-		hb.watchDelay.Store(int64(500 * time.Millisecond))
-		second := takesTermAgain(t, hc, "c", ttl, first)
-		span := spanOf(second)
-		synctest.Wait() // the event of c's record is on its way to b
-		hb.Disconnect()
-		time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
-		hc.Disconnect()
-		raw.put(backup) // b's state, byte for byte, under a new index
-		hb.Reconnect()
-		ledAfter(t, leadsSoon(t, b, second.Token, 3*ttl), span)
+		// b's state, byte for byte, under a new index:
+		s.hintedHolderRestoredOver(backup)
 	})
+}
+
+// rewoundWaiter is the scene that 12 to 14 start from: the candidate b
+// waits, rewound by a restore of the backup over a's term 2, and a is
+// gone.
+type rewoundWaiter struct {
+	t      *testing.T
+	raw    *rawKey
+	hb, hc *faultStore
+	b      *Candidate
+	first  Term          // a's term
+	ttl    time.Duration // of every candidate
+}
+
+// rewindUnderWaiter stores backup on a backend of its own (name), lets a
+// take term 2 over it with b waiting, then cuts a off and restores the
+// backup: b reads it, sees the store went back, and waits a out.
+func rewindUnderWaiter(t *testing.T, name string, backup []byte) *rewoundWaiter {
+	t.Helper()
+	const ttl = 3 * time.Second // renewals every second
+	name = simName(name)
+	raw := openRawKey(t, name)
+	raw.put(backup)
+	ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
+	_, first := leaderA(t, ha, ttl) // term 2 over the backup
+	b := startCandidate(t, hb, "b", ttl)
+	time.Sleep(ttl / 2) // b has seen a's term 2, renewed
+	ha.Disconnect()     // a leads until its deadline, then is gone
+	raw.put(backup)
+	synctest.Wait() // b reads the backup: the store went back; b waits a out
+	return &rewoundWaiter{t: t, raw: raw, hb: hb, hc: hc, b: b, first: first, ttl: ttl}
+}
+
+// hintedHolderRestoredOver lets c, which never saw a's term 2, take the
+// same term number. b's watch shows c's record and b is cut off before a
+// read confirms it; c renews three times meanwhile, and b's wait from the
+// event (its TTL) passes. Then c is cut off (it leads until its deadline),
+// restore is stored over c's record, and b, back, reads it: b must wait
+// c's TTL from that read, and lead only after c's term ended.
+func (s *rewoundWaiter) hintedHolderRestoredOver(restore []byte) {
+	t, ttl := s.t, s.ttl
+	t.Helper()
+	s.hb.watchDelay.Store(int64(500 * time.Millisecond))
+	second := takesTermAgain(t, s.hc, "c", ttl, s.first)
+	span := spanOf(second)
+	synctest.Wait() // the event of c's record is on its way to b
+	s.hb.Disconnect()
+	time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
+	s.hc.Disconnect()
+	s.raw.put(restore)
+	s.hb.Reconnect()
+	ledAfter(t, leadsSoon(t, s.b, second.Token, 3*ttl), span)
 }
 
 // 15. b has not yet read that the store went back (its reads fail, its
