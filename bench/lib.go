@@ -165,6 +165,12 @@ func (g *group) readErrors(errs <-chan error) {
 // leaderIn returns the candidate whose elected channel last said true,
 // among those whose client has not vanished, or -1.
 func (g *group) leaderIn(evs []event) int {
+	return electedLeader(evs, func(who int) bool { return !g.members[who].gone })
+}
+
+// electedLeader returns the candidate whose last elected event said true,
+// among those live says are live, or -1.
+func electedLeader(evs []event, live func(who int) bool) int {
 	last := map[int]bool{}
 	for _, e := range evs {
 		if e.kind == evElected {
@@ -172,7 +178,7 @@ func (g *group) leaderIn(evs []event) int {
 		}
 	}
 	for who, v := range last {
-		if v && !g.members[who].gone {
+		if v && live(who) {
 			return who
 		}
 	}

@@ -195,18 +195,7 @@ func (g *procGroup) teardown() error {
 // leader returns the live candidate whose last elected event said true,
 // or -1.
 func (g *procGroup) leader(evs []event) int {
-	last := map[int]bool{}
-	for _, e := range evs {
-		if e.kind == evElected {
-			last[e.who] = e.val
-		}
-	}
-	for who, v := range last {
-		if v && !g.nodes[who].dead {
-			return who
-		}
-	}
-	return -1
+	return electedLeader(evs, func(who int) bool { return !g.nodes[who].dead })
 }
 
 // waitElected waits for a candidate other than lead to be elected after

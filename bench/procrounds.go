@@ -64,12 +64,7 @@ func (g *procGroup) waitStableProc(ctx context.Context, timeout time.Duration) (
 		if lead < 0 {
 			return false
 		}
-		names := map[int]string{}
-		for _, e := range evs {
-			if e.kind == evFollower {
-				names[e.who] = e.name
-			}
-		}
+		names := followerNames(evs)
 		for _, n := range g.nodes {
 			if (n.role == roleFollower || n.role == roleObserver) && names[n.idx] != g.nodes[lead].name {
 				return false
@@ -85,14 +80,21 @@ func (g *procGroup) waitStableProc(ctx context.Context, timeout time.Duration) (
 
 // deleteKey removes the run's key once every child has ended.
 func deleteKey(be *backend, key string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	cleanUp(be, 10*time.Second, "the key "+key, func(ctx context.Context, s store.Store) error { return s.Delete(ctx, key) })
+}
+
+// cleanUp opens a client of be and runs del with it, within timeout; an
+// error other than a missing key is noted on stderr as what could not be
+// deleted. A store that does not open is left as it is.
+func cleanUp(be *backend, timeout time.Duration, what string, del func(context.Context, store.Store) error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	s, err := open.Store(ctx, be.url)
 	if err != nil {
 		return
 	}
-	if err := s.Delete(ctx, key); err != nil && !errors.Is(err, store.ErrKeyNotFound) {
-		fmt.Fprintf(stderr, "note: %s: could not delete the key %s: %v\n", be.name, key, err)
+	if err := del(ctx, s); err != nil && !errors.Is(err, store.ErrKeyNotFound) {
+		fmt.Fprintf(stderr, "note: %s: could not delete %s: %v\n", be.name, what, err)
 	}
 	_ = withTimeout("closing the cleanup client", closeTimeout, func() { _ = s.Close() })
 }

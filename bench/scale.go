@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -361,14 +360,5 @@ func printScale(w io.Writer, cfg *config, sc *scaleConfig, results []*scaleResul
 
 // deleteTree removes what a --scale run left under prefix.
 func deleteTree(be *backend, prefix string) {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	s, err := open.Store(ctx, be.url)
-	if err != nil {
-		return
-	}
-	if err := s.DeleteTree(ctx, prefix); err != nil && !errors.Is(err, store.ErrKeyNotFound) {
-		fmt.Fprintf(stderr, "note: %s: could not delete %s: %v\n", be.name, prefix, err)
-	}
-	_ = withTimeout("closing the cleanup client", closeTimeout, func() { _ = s.Close() })
+	cleanUp(be, time.Minute, prefix, func(ctx context.Context, s store.Store) error { return s.DeleteTree(ctx, prefix) })
 }
