@@ -189,6 +189,23 @@ func leaderOf(t *testing.T, rs []*runner) *runner {
 	return found
 }
 
+// leaderAmong waits until one of rs leads, and returns it; what names
+// the awaited leader in the failure.
+func leaderAmong(t *testing.T, what string, rs []*runner) *runner {
+	t.Helper()
+	var found *runner
+	eventually(t, what, func() bool {
+		for _, r := range rs {
+			if r.IsLeader() {
+				found = r
+				return true
+			}
+		}
+		return false
+	})
+	return found
+}
+
 // tokenAbove fails the test unless r leads a term whose token is above
 // old's; what says which term.
 func tokenAbove(t *testing.T, r *runner, old Term, what string) {

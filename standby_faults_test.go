@@ -173,17 +173,10 @@ type slowStore struct {
 
 func (s *slowStore) wait(ctx context.Context) error {
 	d := time.Duration(s.delay.Load())
-	if d == 0 {
+	if d == 0 || waitCtx(ctx, d) {
 		return nil
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return ctx.Err()
 }
 
 func (s *slowStore) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
@@ -257,26 +250,10 @@ func TestStandbyHonoursResignHoldoff(t *testing.T) {
 	eventually(t, "a claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name != a.name })
 	resigned := time.Now()
 	a.Resign()
-	var x *runner
-	eventually(t, "a successor", func() bool {
-		for _, r := range rs[1:] {
-			if r.IsLeader() {
-				x = r
-				return true
-			}
-		}
-		return false
-	})
+	x := leaderAmong(t, "a successor", rs[1:])
 	eventually(t, "A's claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == a.name })
 	x.Stop()
-	eventually(t, "a leader after the successor's Stop", func() bool {
-		for _, r := range rs {
-			if r != x && r.IsLeader() {
-				return true
-			}
-		}
-		return false
-	})
+	leaderAmong(t, "a leader after the successor's Stop", except(rs, x))
 	if a.IsLeader() && time.Since(resigned) < time.Second {
 		t.Errorf("%s leads again %v after resigning, within its holdoff of 1s, while %s waited",
 			a.name, time.Since(resigned), except(rs[1:], x)[0].name)

@@ -66,16 +66,7 @@ func TestStandbyTakesTheNextTermWithoutAWrite(t *testing.T) {
 	})
 	x := watchExclusion(t, rs[0].Candidate, rs[1].Candidate, rs[2].Candidate)
 	l.Stop()
-	var succ *runner
-	eventually(t, "a successor", func() bool {
-		for _, r := range rs[1:] {
-			if r.IsLeader() {
-				succ = r
-				return true
-			}
-		}
-		return false
-	})
+	succ := leaderAmong(t, "a successor", rs[1:])
 	next, _ := succ.CurrentTerm()
 	if next.Token <= term.Token {
 		t.Fatalf("successor's token %d, not above %d", next.Token, term.Token)
