@@ -26,6 +26,15 @@ func standbyClaimOf(t *testing.T, h Backend, key string) (claim, bool) {
 	return electionrecord.DecodeClaim(p.Value)
 }
 
+// noStandbyClaim fails the test if the election has a standby claim; what
+// says the claim that should be gone.
+func noStandbyClaim(t *testing.T, h Backend, key, what string) {
+	t.Helper()
+	if cl, ok := standbyClaimOf(t, h, key); ok {
+		t.Fatalf("%s: %+v", what, cl)
+	}
+}
+
 // standbyRunners starts n candidates with WithStandby, each reporting its
 // store calls to its own metrics, and returns them with the leader first.
 func standbyRunners(t *testing.T, c *cluster, key string, ttl time.Duration, n int) ([]*runner, map[string]*recordedMetrics) {
@@ -140,9 +149,7 @@ func TestStandbyClaimWithdrawnOnStop(t *testing.T) {
 	h := c.handle()
 	eventually(t, "a standby claim", func() bool { _, ok := standbyClaimOf(t, h, key); return ok })
 	other.Stop()
-	if cl, ok := standbyClaimOf(t, h, key); ok {
-		t.Fatalf("the stopped candidate's claim is still there: %+v", cl)
-	}
+	noStandbyClaim(t, h, key, "the stopped candidate's claim is still there")
 }
 
 // A claim left by a candidate that vanished: the leader hands it the term,
@@ -208,9 +215,7 @@ func TestDeleteElectionDeletesStandbyClaim(t *testing.T) {
 	if err := DeleteElection(ctxT(t), h, key); err != nil {
 		t.Fatal(err)
 	}
-	if cl, ok := standbyClaimOf(t, h, key); ok {
-		t.Fatalf("the claim survived DeleteElection: %+v", cl)
-	}
+	noStandbyClaim(t, h, key, "the claim survived DeleteElection")
 }
 
 // A claim not written again for two of its candidate's intervals (its
