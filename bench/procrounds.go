@@ -78,6 +78,13 @@ func (g *procGroup) waitStableProc(ctx context.Context, timeout time.Duration) (
 	return lead, nil
 }
 
+// teardownAndDelete ends every child, then deletes the run's key.
+func (g *procGroup) teardownAndDelete(be *backend) error {
+	err := g.teardown()
+	deleteKey(be, g.base.Key)
+	return err
+}
+
 // deleteKey removes the run's key once every child has ended.
 func deleteKey(be *backend, key string) {
 	cleanUp(be, 10*time.Second, "the key "+key, func(ctx context.Context, s store.Store) error { return s.Delete(ctx, key) })
@@ -106,10 +113,7 @@ func cleanUp(be *backend, timeout time.Duration, what string, del func(context.C
 func procHandoff(ctx context.Context, be *backend, cfg *config) (res *handoffResult, ph *phaseResult, err error) {
 	g, err := procLibGroup(ctx, be, cfg, "handoff", true)
 	if g != nil {
-		defer func() {
-			err = errors.Join(err, g.teardown())
-			deleteKey(be, g.base.Key)
-		}()
+		defer func() { err = errors.Join(err, g.teardownAndDelete(be)) }()
 	}
 	if err != nil {
 		return nil, nil, err
@@ -192,10 +196,7 @@ func countErrors(evs []event) int64 {
 func procCrash(ctx context.Context, be *backend, cfg *config) (res *crashResult, err error) {
 	g, err := procLibGroup(ctx, be, cfg, "crash", false)
 	if g != nil {
-		defer func() {
-			err = errors.Join(err, g.teardown())
-			deleteKey(be, g.base.Key)
-		}()
+		defer func() { err = errors.Join(err, g.teardownAndDelete(be)) }()
 	}
 	if err != nil {
 		return nil, err
