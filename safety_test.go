@@ -391,11 +391,8 @@ func TestHintedHolderLostAgainIsWaitedOut(t *testing.T) {
 // "t78 s6 c1").
 func TestStaleHintedHolderRestoredOverIsWaitedOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// The backup: a free record, as a release leaves it.
-		free := record{Term: 1, Seq: 1}
-		backup := free.Stamp()
-		s := rewindUnderWaiter(t, "stale-hint-restored", backup)
-		s.hintedHolderRestoredOver(backup) // the same bytes as b's state, under a new index
+		s := rewindUnderWaiter(t, "stale-hint-restored")
+		s.hintedHolderRestoredOver(s.backup) // the same bytes as b's state, under a new index
 	})
 }
 
@@ -405,8 +402,7 @@ func TestStaleHintedHolderRestoredOverIsWaitedOut(t *testing.T) {
 // it still erased c's record, and b waits c's TTL from the read.
 func TestHintedHolderErasedByNewerCountersIsWaitedOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		free := record{Term: 1, Seq: 1}
-		s := rewindUnderWaiter(t, "hint-erased-newer", free.Stamp())
+		s := rewindUnderWaiter(t, "hint-erased-newer")
 		released := record{Term: s.first.Token, Seq: 9} // a's release of term 2, from a backup
 		s.hintedHolderRestoredOver(released.Stamp())
 	})
@@ -419,8 +415,8 @@ func TestHintedHolderErasedByNewerCountersIsWaitedOut(t *testing.T) {
 // it gone.
 func TestHintedHolderWaitedOutAfterPartialRecovery(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		older, newer := record{Term: 1, Seq: 1}, record{Term: 1, Seq: 2}
-		s := rewindUnderWaiter(t, "hint-partial-recovery", older.Stamp()) // b reads term 1 seq 1
+		s := rewindUnderWaiter(t, "hint-partial-recovery") // b reads term 1 seq 1
+		newer := record{Term: 1, Seq: 2}
 		backup := newer.Stamp()
 		s.raw.put(backup)
 		synctest.Wait() // b reads term 1 seq 2: newer than its state, older than a's record
@@ -435,21 +431,21 @@ func TestHintedHolderWaitedOutAfterPartialRecovery(t *testing.T) {
 type rewoundWaiter struct {
 	t      *testing.T
 	raw    *rawKey
+	backup []byte // the free record of term 1 that b holds as its state
 	hb, hc *faultStore
 	b      *Candidate
 	first  Term          // a's term
 	ttl    time.Duration // of every candidate
 }
 
-// rewindUnderWaiter stores backup on a backend of its own (name), lets a
-// take term 2 over it with b waiting, then cuts a off and restores the
+// rewindUnderWaiter stores a backup on a backend of its own (name), lets
+// a take term 2 over it with b waiting, then cuts a off and restores the
 // backup: b reads it, sees the store went back, and waits a out.
-func rewindUnderWaiter(t *testing.T, name string, backup []byte) *rewoundWaiter {
+func rewindUnderWaiter(t *testing.T, name string) *rewoundWaiter {
 	t.Helper()
 	const ttl = 3 * time.Second // renewals every second
 	name = simName(name)
-	raw := openRawKey(t, name)
-	raw.put(backup)
+	raw, backup := storedBackup(t, name)
 	ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
 	_, first := leaderA(t, ha, ttl) // term 2 over the backup
 	b := startCandidate(t, hb, "b", ttl)
@@ -457,7 +453,19 @@ func rewindUnderWaiter(t *testing.T, name string, backup []byte) *rewoundWaiter 
 	ha.Disconnect()     // a leads until its deadline, then is gone
 	raw.put(backup)
 	synctest.Wait() // b reads the backup: the store went back; b waits a out
-	return &rewoundWaiter{t: t, raw: raw, hb: hb, hc: hc, b: b, first: first, ttl: ttl}
+	return &rewoundWaiter{t: t, raw: raw, backup: backup, hb: hb, hc: hc, b: b, first: first, ttl: ttl}
+}
+
+// storedBackup opens a rawKey on the backend name and stores under it a
+// free record of term 1, as a release leaves it: the backup that the test
+// restores later, whose bytes it returns.
+func storedBackup(t *testing.T, name string) (*rawKey, []byte) {
+	t.Helper()
+	raw := openRawKey(t, name)
+	free := record{Term: 1, Seq: 1}
+	backup := free.Stamp()
+	raw.put(backup)
+	return raw, backup
 }
 
 // hintedHolderRestoredOver lets c, which never saw a's term 2, take the
@@ -490,10 +498,7 @@ func TestUnadoptedHolderWithLongerLeaseIsWaitedOut(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const short, long = time.Second, 3 * time.Second
 		name := simName("unadopted-longer")
-		raw := openRawKey(t, name)
-		r0 := record{Term: 1, Seq: 1}
-		v0 := r0.Stamp()
-		raw.put(v0)
+		raw, v0 := storedBackup(t, name)
 		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
 		_, first := leaderA(t, ha, short)
 		b := startCandidate(t, hb, "b", short)
@@ -523,10 +528,7 @@ func TestLeaderShownAnotherHolderIsNotExempt(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		const ttl = 3 * time.Second
 		name := simName("leader-not-exempt")
-		raw := openRawKey(t, name)
-		r0 := record{Term: 1, Seq: 1}
-		v0 := r0.Stamp()
-		raw.put(v0)
+		raw, v0 := storedBackup(t, name)
 		ha, hc := newFaultStore(t, name), newFaultStore(t, name)
 		a, first := leaderA(t, ha, ttl)
 		// a renews for 3 TTLs: its seq (9) is above any c will reach.
