@@ -15,7 +15,7 @@ import (
 // reports whether it did. A watch saying the key is gone is only a hint: a
 // read must confirm it.
 func (o *observer) adopt(s snapshot, fromWatch bool) bool {
-	o.maxTerm = max(o.maxTerm, s.rec.Term) // from every record, adopted or not
+	o.noteTerm(s.rec) // from every record, adopted or not
 	// When this observation saw the store hold the state it shows: the
 	// send time of a read, the arrival of an event.
 	obsAt := o.readSent
@@ -190,8 +190,24 @@ func (o *observer) noteRecord(r record) {
 func (o *observer) wrote(rec record, pair *store.KVPair) {
 	o.cur, o.seenAt, o.rewound = snapshot{kind: snapRecord, pair: pair, rec: rec}, o.clock(), false
 	o.freshAt, o.lastObs = o.seenAt, o.seenAt
-	o.maxTerm = max(o.maxTerm, rec.Term)
+	o.noteTerm(rec)
 	o.noteRecord(rec)
+}
+
+// noteTerm raises the highest term seen to r's, remembering which record
+// set it and the highest before it.
+func (o *observer) noteTerm(r record) {
+	if r.Term > o.maxTerm {
+		o.belowMax, o.maxTerm, o.maxToken = o.maxTerm, r.Term, r.Token
+	}
+}
+
+// highestTermBesides is the highest term seen in any record but r.
+func (o *observer) highestTermBesides(r record) uint64 {
+	if r.Token == o.maxToken {
+		return o.belowMax
+	}
+	return o.maxTerm
 }
 
 // wentBack reports whether a read shows the store older than what was
@@ -234,7 +250,7 @@ func (o *observer) goBack(s snapshot) {
 	o.freshAt = o.seenAt
 	o.lostAt, o.backs = o.seenAt, o.backs+1
 	o.lostTill = max(o.lostTill, o.seenAt+o.lost.ttl)
-	o.maxTerm = max(o.maxTerm, s.rec.Term)
+	o.noteTerm(s.rec)
 	// The generation counts from what the store shows now, so that records
 	// written after the loss by those who never saw the older ones do not
 	// look like a later election.

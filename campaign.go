@@ -89,6 +89,7 @@ func (e *campaign) begin() error {
 // down and releases the record.
 func (e *campaign) run() (err error) {
 	defer func() { e.finish(err) }()
+	e.watchClaims()
 	return e.runLoop(e, e.leases.wake)
 }
 
@@ -354,7 +355,9 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	if !e.watch.running() {
 		e.watchAt = 0
 	}
-	e.watchClaims()
+	if e.standby != nil {
+		e.standby.forget()
+	}
 	e.hold = &holding{rec: rec, pair: pair, lease: l, renewDue: sent + e.cfg.renewInterval, unconfirmed: -1,
 		relinquishAt: e.relinquishTime(e.clock())}
 	e.publish()
@@ -431,7 +434,7 @@ func (e *campaign) releaseUnder(ctx context.Context) bool {
 		if h.successor != "" {
 			next.SuccessorMs = e.ttl.Milliseconds()
 		}
-		if standby != nil {
+		if standby != nil && e.handsOver(h) {
 			next = e.termFor(standby, h.rec)
 		}
 		pair, conflict, err := e.put("release", ctx, &next, h.pair)

@@ -27,6 +27,8 @@ type observer struct {
 	seen     bool          // a record of this election has been seen
 	high     record        // the newest record seen, even if the store went back since
 	maxTerm  uint64        // the highest term seen, so tokens grow even if the store forgets
+	maxToken string        // the write token of the record that showed maxTerm
+	belowMax uint64        // the highest term seen before that record
 	cur      snapshot      // latest known state of the key
 	seenAt   time.Duration // when cur was first seen: after the store applied it
 	freshAt  time.Duration // a moment the store had not yet applied cur: no later than that
@@ -86,7 +88,7 @@ func (o *observer) begin() error {
 	}
 	o.cur, o.seenAt, o.lastRead = s, o.clock(), o.clock()
 	o.freshAt, o.lastObs = o.readSent, o.readSent
-	o.maxTerm = s.rec.Term
+	o.noteTerm(s.rec)
 	if s.kind == snapRecord {
 		o.gen, o.genKnown = s.rec.Gen, true
 		o.noteRecord(s.rec)

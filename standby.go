@@ -27,17 +27,22 @@ import (
 // interval per waiting candidate. When it leads and steps down by Stop,
 // Resign or a relinquish, it writes the next term for the candidate whose
 // claim it knows there (the last to write one; it watches the claim key
-// from its first term), which leads from the moment it sees that record:
-// a handoff costs the release and one watch push, not a second write.
+// from its start), which leads from the moment it sees that record: a
+// handoff costs the release and one watch push, not a second write.
 // HandOff, which names its successor, is not changed. A claim not written
-// again for two of its candidate's intervals is not used. A claim left by
-// a candidate that crashed within that time, or one that a late watch
-// event still shows after its candidate withdrew it, may be chosen: that
-// successor never takes the term, and the others take over one TTL later,
-// as after a leader's crash. A candidate withdraws its claim when it
-// stops, and claims nothing during its resign holdoff. Every candidate of
-// an election should be given the option; the others ignore claims and
-// are ignored.
+// again for two of its candidate's intervals is not used, nor one whose
+// age the watch cannot tell (it was there before the watch opened, and
+// not written again since): the release frees the record instead. A claim
+// left by a candidate that crashed within that time, or one that a late
+// watch event still shows after its candidate withdrew it, may be chosen:
+// that successor never takes the term, and the others take over one TTL
+// later, as after a leader's crash. Only a term the leader itself led is
+// handed on, never a record of its that it merely read, and not once the
+// store went back in time. A candidate withdraws its claim when it stops,
+// claims nothing during its resign holdoff, and takes no term handed to it
+// then, nor one numbered no higher than a term it saw elsewhere. Every
+// candidate of an election should be given the option; the others ignore
+// claims and are ignored.
 // Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithStandby() Option {
 	return candidateOnly("WithStandby", func(c *config) { c.standby = true })
@@ -61,6 +66,7 @@ type standby struct {
 	// not answer with it as stored (no index): a withdrawal reads it first.
 	unknownPair bool
 	due         time.Duration // when the next claim is due
+	lastSent    time.Duration // when this candidate's last claim was sent
 	sent        [sentClaims]sentClaim
 	next        int // where the next claim is remembered in sent
 	// watcher keeps the latest claim once this candidate has led, so that
@@ -78,6 +84,12 @@ type sentClaim struct {
 func (sb *standby) remember(nonce string, at time.Duration) {
 	sb.sent[sb.next] = sentClaim{nonce: nonce, at: at}
 	sb.next = (sb.next + 1) % sentClaims
+}
+
+// forget drops the claims remembered: a term of this candidate's own began,
+// and a record written for a claim of before it is waited out.
+func (sb *standby) forget() {
+	sb.sent = [sentClaims]sentClaim{}
 }
 
 // sentAt is when the claim nonce was first sent, if it is one of the
@@ -119,6 +131,7 @@ func (e *campaign) claimStandby() {
 	c := claim{Name: e.node, ID: e.id, TTLms: e.ttl.Milliseconds(), Gen: e.gen, EveryMs: e.cfg.renewInterval.Milliseconds()}
 	value := c.Stamp()
 	e.standby.remember(c.Nonce, e.clock())
+	sb.lastSent = e.clock()
 	for range 2 {
 		// Half a request timeout: a claim is worth less than the engine's
 		// next step, which waits for it.
@@ -161,24 +174,28 @@ func nilIf(cond bool, err error) error {
 }
 
 // standbyClaim is the election's standby claim for a release of the held
-// term: the claim of another candidate of the same generation, or nil. It
-// is the claim the claim watcher knows, if that one will do, or else a
-// read: a claim the watch has not delivered yet is not missed.
+// term: the claim of another candidate of the same generation, written
+// lately, or nil. It is the claim the claim watcher knows, if that one will
+// do, or else a read: a claim written since the watch last told, which it
+// has not delivered yet, is not missed. A claim whose age is unknown (the
+// watch does not work, or a read showed it and it was not written again
+// since) is not used: its candidate may be long gone.
 func (e *campaign) standbyClaim(ctx context.Context) *claim {
-	if e.standby == nil || e.hold == nil {
+	if e.standby == nil || e.standby.watcher == nil || !e.handsOver(e.hold) {
 		return nil
 	}
-	if w := e.standby.watcher; w != nil {
-		c, seenAt, ok := w.latest()
-		if ok && e.claimUsable(c) {
-			if e.clock()-seenAt > 2*c.Every()+e.cfg.requestTimeout {
-				// Not written again for two of its intervals: its
-				// candidate stopped claiming (it crashed, say). A free
-				// release lets the others race at once.
-				return nil
-			}
-			return c
+	known, seenAt, ok := e.standby.watcher.latest()
+	if !ok {
+		return nil
+	}
+	if e.claimUsable(known) {
+		if e.clock()-seenAt > 2*known.Every()+e.cfg.requestTimeout {
+			// Not written again for two of its intervals: its candidate
+			// stopped claiming (it crashed, say). A free release lets the
+			// others race at once.
+			return nil
 		}
+		return known
 	}
 	// A quarter of a request timeout, so that the release that follows
 	// keeps the rest of Stop's.
@@ -190,10 +207,21 @@ func (e *campaign) standbyClaim(ctx context.Context) *claim {
 	if err != nil {
 		return nil
 	}
-	if c, ok := electionrecord.DecodeClaim(pair.Value); ok && e.claimUsable(&c) {
-		return &c
+	if c, ok := electionrecord.DecodeClaim(pair.Value); ok && e.claimUsable(&c) && !sameClaim(known, &c) {
+		return &c // written after the state the watch last told
 	}
 	return nil
+}
+
+// handsOver reports whether the release of h may write the next term for a
+// standby claimant: h is a term this candidate led (its own confirmed
+// write, its lease of that term), and the store has not gone back in time
+// since. A record naming this candidate that it only read (a write of an
+// acquire whose outcome it never learned, a record restored from a backup)
+// proves nothing about who else may lead: its release frees the record,
+// with its own counters, for everyone to judge.
+func (e *campaign) handsOver(h *holding) bool {
+	return h != nil && h.lease != nil && h.lease.term.Token == h.rec.Term && !e.rewound && e.clock() >= e.acquireAtHistory()
 }
 
 // claimUsable reports whether the held term may be handed to c: another
@@ -202,7 +230,9 @@ func (e *campaign) claimUsable(c *claim) bool {
 	return c != nil && c.ID != e.id && c.Gen == e.hold.rec.Gen && c.TTL() >= MinTTL && c.TTL() <= MaxTTL
 }
 
-// watchClaims starts the claim watcher when this candidate first leads.
+// watchClaims starts the claim watcher when the campaign starts: by the
+// time the candidate leads, the watch has told when the claims it shows
+// were written.
 func (e *campaign) watchClaims() {
 	if sb := e.standby; sb != nil && sb.watcher == nil {
 		sb.watcher = startClaimWatcher(e.client, sb.key, e.cfg, e.clock)
@@ -231,11 +261,15 @@ func (e *campaign) termFor(c *claim, cur record) record {
 
 // takeHandedTerm starts the term that a leader wrote for one of this
 // candidate's recent claims, if cur is that record. The lease is dated
-// from the claim's send.
+// from the claim's send. A record handed during the resign holdoff, or
+// numbered no higher than a term this candidate saw elsewhere (a leader
+// that missed later terms, the store having lost them), is waited out like
+// anyone else's.
 func (e *campaign) takeHandedTerm() {
 	s, sb := e.cur, e.standby
 	if sb == nil || e.finishing || e.releasing || e.hold != nil || s.kind != snapRecord || s.rec.ID != e.id || s.rec.Claim == "" ||
-		s.rec.Ended || s.rec.Gen != e.gen || e.rewound || e.confirmedStill(s) || e.clock() < e.acquireAtHistory() {
+		s.rec.Ended || s.rec.Gen != e.gen || e.rewound || e.confirmedStill(s) || e.clock() < max(e.acquireAtHistory(), e.holdoffUntil) ||
+		s.rec.Term <= e.highestTermBesides(s.rec) {
 		return
 	}
 	if sent, ok := sb.sentAt(s.rec.Claim); ok {
@@ -262,8 +296,8 @@ func (e *campaign) withdrawClaim(ctx context.Context) {
 		return
 	}
 	if w := sb.watcher; w != nil {
-		if c, _, ok := w.latest(); ok && (c == nil || c.ID != e.id) {
-			return // the key holds another claim, or none, as far as the watch tells
+		if c, at, ok := w.latest(); ok && (c == nil || c.ID != e.id) && at >= sb.lastSent {
+			return // the watch told of another claim, or none, since this one's was sent
 		}
 	}
 	rctx, cancel := e.reqCtx(ctx)

@@ -329,3 +329,189 @@ func TestStandbyStopWithHungClaimKey(t *testing.T) {
 		t.Errorf("B.Stop took %v", d)
 	}
 }
+
+// A store restored from a backup: the backup's record names L, a standby
+// candidate that led before X and is still running (waiting). X, the
+// leader whose record the restore erased, is cut off from the store and
+// leads, as it may, until its own deadline. L reads the restored record
+// (the store went back in time) and stops. Were finish to take the
+// restored record, which names L, for a term of its own and hand it to
+// C's claim, the next term would be numbered above every term L saw, so
+// above X's; C saw X's record, its watch delivers the restore late, and
+// its read would show L's handed record, newer than anything C saw:
+// nothing would tell C that the store went back, and C would lead at once,
+// beside X. A release hands on only a term its candidate led: L's Stop
+// writes a free record of the restored term, which C takes for what it is
+// (older than X's record: the store went back), and C waits out X's lease.
+func TestStandbyNeverHandsOverARecordItOnlyRead(t *testing.T) {
+	c := newCluster(t)
+	const key, ttl = "k", 4 * time.Second // renew 1.33s, margin 400ms, request timeout 1.33s
+	h := c.handle()
+
+	// L leads term 1; the backup holds its record.
+	l := NewCandidate(c.handle(), key, "L", ttl, WithStandby(), WithResignHoldoff(time.Minute))
+	t.Cleanup(l.Stop)
+	if _, err := l.Campaign(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	backup, err := h.Get(ctxT(t), key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// X (no standby: it never claims) takes over when L resigns; L then
+	// leaves the election to the others for its (long) holdoff, and
+	// claims nothing meanwhile.
+	xh := newFaultStore(t, c.name)
+	x := NewCandidate(xh, key, "X", ttl)
+	t.Cleanup(x.Stop)
+	xEl, _, err := x.RunForElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	l.Resign()
+	recvUntil(t, xEl, "X leads", func(v bool) bool { return v })
+
+	// C, a standby candidate whose watch events come late, sees X's
+	// record and claims standby.
+	ch := newFaultStore(t, c.name)
+	ch.watchDelay.Store(int64(300 * time.Millisecond))
+	cand := NewCandidate(ch, key, "C", ttl, WithStandby())
+	t.Cleanup(cand.Stop)
+	if _, _, err := cand.RunForElection(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "C's claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == "C" })
+	eventually(t, "C names X", func() bool { return cand.Leader() == "X" })
+	time.Sleep(50 * time.Millisecond) // L's claim watch delivers C's claim
+
+	// X renews, then is cut off: it leads until its deadline.
+	xh.awaitWrite()
+	xh.Disconnect()
+	xTerm, ok := x.CurrentTerm()
+	if !ok {
+		t.Fatal("X does not lead")
+	}
+	ex := watchExclusion(t, x, cand)
+
+	// The store is restored from the backup: X's record is gone.
+	if err := h.Put(context.Background(), key, backup.Value, nil); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "L sees the store go back (names no one)", func() bool { return l.Leader() == "" })
+	l.Stop()
+	rec := recordOf(t, h, key)
+	t.Logf("record after L's Stop: leader %q term %d claim %q (X's term %d)", rec.Leader, rec.Term, rec.Claim, xTerm.Token)
+
+	deadline := time.Now().Add(time.Second)
+	for time.Now().Before(deadline) {
+		if cand.IsLeader() && x.IsLeader() {
+			ct, _ := cand.CurrentTerm()
+			t.Fatalf("two leaders: C leads term %d (handed by L's Stop over the restored record) while X, cut off, still leads term %d",
+				ct.Token, xTerm.Token)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	ex.check(t)
+}
+
+// "A claim not written again for two of its claimant's intervals (plus a
+// request timeout) is not used: the release frees the record." A claim
+// already in the key when the leader's claim watch opened has an unknown
+// age: dated from when the watch learned it, a claim whose candidate
+// vanished long ago would pass for a fresh one, the leader would hand its
+// term to the gone candidate and the live one would wait a whole TTL.
+func TestStandbyClaimOfUnknownAgeIsNotUsed(t *testing.T) {
+	c := newCluster(t)
+	const key, ttl = "k", 500 * time.Millisecond // claim every 166ms, request timeout 166ms
+	h := c.handle()
+
+	// A leads (no standby: it never claims and its release is free).
+	a := NewCandidate(c.handle(), key, "A", ttl)
+	t.Cleanup(a.Stop)
+	if _, err := a.Campaign(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	// The ghost claims standby, then vanishes, its claim left behind.
+	gone := c.handle()
+	runningStandby(t, gone, key, "ghost", ttl)
+	eventually(t, "the ghost's claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == "ghost" })
+	gone.Disconnect()
+	vanished := time.Now()
+	cl, _ := standbyClaimOf(t, h, key)
+	// Ten of the ghost's intervals: long dead by any reading of the rule.
+	time.Sleep(10 * cl.Every())
+	a.Stop() // a free release
+
+	// L, with standby, leads its first term; the claim key still holds
+	// the ghost's old claim.
+	l := leadingStandby(t, c.handle(), key, "L", ttl)
+	last := NewCandidate(c.handle(), key, "last", ttl) // no standby: never claims
+	t.Cleanup(last.Stop)
+	el, _, err := last.RunForElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cl2, _ := standbyClaimOf(t, h, key); cl2.Nonce != cl.Nonce {
+		t.Fatalf("the claim key changed: %+v", cl2)
+	}
+	time.Sleep(50 * time.Millisecond) // L's claim watch opened and read the key
+	stopped := time.Now()
+	l.Stop()
+	rec := recordOf(t, h, key)
+	recvUntil(t, el, "the last candidate leads", func(v bool) bool { return v })
+	took := time.Since(stopped)
+	if rec.Leader == "ghost" {
+		t.Fatalf("L's Stop handed its term to the ghost, whose claim was last written over %v before (its interval %v); the last candidate led %v later (TTL %v)",
+			stopped.Sub(vanished).Round(time.Millisecond), cl.Every(), took.Round(time.Millisecond), ttl)
+	}
+}
+
+// "A candidate in its resign holdoff claims nothing", so that no term is
+// handed back to it before the holdoff ends; but a claim it wrote before
+// its term is still in the claim key when it resigns (it was handed the
+// term for that very claim). Its successor, which leads its first term
+// and finds that claim, stops: the candidate must not lead again inside
+// its holdoff (Resign: "competes again after WithResignHoldoff"), neither
+// by a term handed for a claim of before its own term nor while the
+// holdoff lasts.
+func TestStandbyNoTermHandedBackInTheHoldoff(t *testing.T) {
+	c := newCluster(t)
+	const key, ttl = "k", 4 * time.Second // holdoff 1s, claims every 1.33s
+	h := c.handle()
+	l := leadingStandby(t, c.handle(), key, "L", ttl)
+	b := NewCandidate(c.handle(), key, "B", ttl, WithStandby())
+	t.Cleanup(b.Stop)
+	bEl, _, err := b.RunForElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "B's claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == "B" })
+	a := NewCandidate(c.handle(), key, "A", ttl, WithStandby())
+	t.Cleanup(a.Stop)
+	aEl, _, err := a.RunForElection()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var aClaim claim
+	eventually(t, "A's claim", func() bool { var ok bool; aClaim, ok = standbyClaimOf(t, h, key); return ok && aClaim.Name == "A" })
+	time.Sleep(20 * time.Millisecond) // L's claim watch delivers it
+	l.Resign()                        // hands the term to A's claim
+	recvUntil(t, aEl, "A leads", func(v bool) bool { return v })
+	resigned := time.Now()
+	a.Resign() // the claim key still holds A's own claim: a free release
+	recvUntil(t, aEl, "A steps down", func(v bool) bool { return !v })
+	recvUntil(t, bEl, "B takes the free record", func(v bool) bool { return v })
+	time.Sleep(20 * time.Millisecond) // B's claim watch opened and read the key
+	b.Stop()
+	handed := recordOf(t, h, key)
+	cl, _ := standbyClaimOf(t, h, key)
+	t.Logf("record after B's Stop: leader %q term %d; the claim key holds %s's claim %q (A's first: %q)", handed.Leader, handed.Term, cl.Name, cl.Nonce, aClaim.Nonce)
+	for time.Since(resigned) < 900*time.Millisecond {
+		if a.IsLeader() {
+			t.Fatalf("A leads term %d (handed by B's Stop for A's claim %q, written before A's own term) %v after resigning, within its holdoff of 1s",
+				handed.Term, aClaim.Nonce, time.Since(resigned).Round(time.Millisecond))
+		}
+		time.Sleep(time.Millisecond)
+	}
+}

@@ -12,8 +12,8 @@ import (
 )
 
 // claimWatcher keeps, for a candidate that has led with WithStandby, the
-// latest standby claim of its election: a watch on the claim key, seeded
-// by a read each time it opens. A release then writes the next term for
+// latest standby claim of its election: a watch on the claim key, with a
+// read before each open. A release then writes the next term for
 // the claimant at once, without reading the claim first. What it knows is
 // a hint, as every watch is here: a claim it missed or kept too long only
 // picks another successor, or one that is gone (waited out like a crash),
@@ -25,16 +25,22 @@ type claimWatcher struct {
 	retry   time.Duration
 	clock   func() time.Duration       // the candidate's time axis
 	known   atomic.Pointer[knownClaim] // nil: the watch is not working
+	last    *knownClaim                // what run learned last, kept over reopens; run's own
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
 // knownClaim is the claim key's state: a claim, or none (c nil), and when
-// the watcher learned it.
+// the watcher learned it was written (claimAgeUnknown: it cannot tell).
 type knownClaim struct {
 	c  *claim
 	at time.Duration
 }
+
+// claimAgeUnknown dates a claim first seen by a read: it may be as old as
+// the key. Far enough in the past to be stale by any rule, far enough from
+// the limit that subtracting it from a clock reading cannot overflow.
+const claimAgeUnknown = time.Duration(-1 << 62)
 
 // startClaimWatcher watches key's claims until stop.
 func startClaimWatcher(client Backend, key string, cfg *config, clock func() time.Duration) *claimWatcher {
@@ -66,31 +72,33 @@ func (w *claimWatcher) run(ctx context.Context) {
 	kw := keyWatch{client: w.client, key: w.key}
 	defer kw.close(w.timeout)
 	for ctx.Err() == nil {
-		if err := kw.start(ctx, w.timeout); err != nil {
-			w.pause(ctx)
-			continue
+		// The read comes before the watch opens: a watch that first sends
+		// the key's current state then sends it as it was at the open,
+		// which is the state read or a later one.
+		if seeded, ok := w.seed(ctx); ok && kw.start(ctx, w.timeout) == nil {
+			w.known.Store(seeded)
+			w.follow(ctx, kw.events)
+			w.known.Store(nil)
+			if ctx.Err() == nil {
+				kw.ended()
+			}
 		}
-		w.seed(ctx)
-		w.follow(ctx, kw.events)
-		w.known.Store(nil)
-		if ctx.Err() == nil {
-			kw.ended()
-			w.pause(ctx)
-		}
+		w.pause(ctx)
 	}
 }
 
-// seed reads the claim key once the watch is open.
-func (w *claimWatcher) seed(ctx context.Context) {
+// seed reads the claim key before the watch opens.
+func (w *claimWatcher) seed(ctx context.Context) (*knownClaim, bool) {
 	rctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
 	pair, err := getKey(rctx, w.client, w.key)
 	switch {
 	case errors.Is(err, store.ErrKeyNotFound):
-		w.note(nil)
+		return w.learn(nil, false), true
 	case err == nil:
-		w.note(pair)
+		return w.learn(pair, false), true
 	}
+	return nil, false
 }
 
 // follow takes the watch's events until it ends or ctx does.
@@ -103,20 +111,37 @@ func (w *claimWatcher) follow(ctx context.Context, events <-chan *store.KVPair) 
 			if !ok {
 				return
 			}
-			w.note(p)
+			w.known.Store(w.learn(p, true))
 		}
 	}
 }
 
-// note records what a read or an event showed (nil or empty: no claim).
-func (w *claimWatcher) note(p *store.KVPair) {
-	k := &knownClaim{at: w.clock()}
+// learn dates what a read or an event showed (nil or empty: no claim). A
+// claim already known keeps the date it was first learned; one first shown
+// by an event was written after the watch opened (or after the read that
+// preceded the open), so it is dated now; one first shown by a read may
+// have been written at any time before it (its candidate long gone): its
+// age is unknown until a new claim replaces it.
+func (w *claimWatcher) learn(p *store.KVPair, byEvent bool) *knownClaim {
+	k := &knownClaim{at: claimAgeUnknown}
 	if p != nil {
 		if c, ok := electionrecord.DecodeClaim(p.Value); ok {
 			k.c = &c
 		}
 	}
-	w.known.Store(k)
+	switch {
+	case w.last != nil && sameClaim(w.last.c, k.c):
+		k.at = w.last.at
+	case byEvent:
+		k.at = w.clock()
+	}
+	w.last = k
+	return k
+}
+
+// sameClaim reports whether a and b are the same claim write, or both none.
+func sameClaim(a, b *claim) bool {
+	return a == nil && b == nil || a != nil && b != nil && a.Nonce == b.Nonce
 }
 
 // pause waits before the watch is opened again.
