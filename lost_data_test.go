@@ -68,6 +68,19 @@ func TestStoreThatLostItsDataRecovers(t *testing.T) {
 	old := leaderOf(t, rs)
 	term, _ := old.CurrentTerm()
 	recvUntil(t, leaders, "follower names the leader", func(s string) bool { return s == old.name })
+	// Every candidate has seen the record before the store loses it: an
+	// acquire sent while the key was still missing, applied after the
+	// loss, is section 7's exception (a candidate that never saw the lost
+	// record leads beside its holder, with the same token), not what this
+	// test is about.
+	eventually(t, "every candidate names the leader", func() bool {
+		for _, r := range rs {
+			if r.Leader() != old.name {
+				return false
+			}
+		}
+		return true
+	})
 
 	loseData(c.name)
 	termEnds(t, term, "the leader kept its term after the store lost the record")
