@@ -485,6 +485,9 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 		e.lostLive = leading
 	}
 	e.conflicts = 0
+	if e.standby != nil && s.kind == snapRecord && !s.rec.Free() && !s.rec.Ended {
+		e.standby.sawHolder(s.rec.ID, e.clock())
+	}
 	if h := e.hold; h != nil {
 		if e.lateWriteOfOurs(s) {
 			// A write of ours we had not seen confirmed.

@@ -66,9 +66,11 @@ type standby struct {
 	// not answer with it as stored (no index): a withdrawal reads it first.
 	unknownPair bool
 	due         time.Duration // when the next claim is due
-	lastSent    time.Duration // when this candidate's last claim was sent
-	sent        [sentClaims]sentClaim
-	next        int // where the next claim is remembered in sent
+	// holders are the latest candidates seen holding the record, and
+	// when: a claim of one of them learned before that is consumed.
+	holders [sentClaims]sighting
+	sent    [sentClaims]sentClaim
+	next    int // where the next claim is remembered in sent
 	// watcher keeps the latest claim once this candidate has led, so that
 	// its releases need no read first; nil before.
 	watcher *claimWatcher
@@ -131,7 +133,6 @@ func (e *campaign) claimStandby() {
 	c := claim{Name: e.node, ID: e.id, TTLms: e.ttl.Milliseconds(), Gen: e.gen, EveryMs: e.cfg.renewInterval.Milliseconds()}
 	value := c.Stamp()
 	e.standby.remember(c.Nonce, e.clock())
-	sb.lastSent = e.clock()
 	for range 2 {
 		// Half a request timeout: a claim is worth less than the engine's
 		// next step, which waits for it.
@@ -149,7 +150,10 @@ func (e *campaign) claimStandby() {
 			return
 		}
 		if !conflict {
+			// The claim may have landed all the same (a reply lost, a
+			// call cut short by Stop): a withdrawal reads the key first.
 			cancel()
+			sb.pair, sb.unknownPair = nil, true
 			return
 		}
 		pair, err = getKey(ctx, e.client, sb.key)
@@ -178,24 +182,21 @@ func nilIf(cond bool, err error) error {
 // lately, or nil. It is the claim the claim watcher knows, if that one will
 // do, or else a read: a claim written since the watch last told, which it
 // has not delivered yet, is not missed. A claim whose age is unknown (the
-// watch does not work, or a read showed it and it was not written again
-// since) is not used: its candidate may be long gone.
+// watch does not work, or it showed the claim first by a read, or told
+// nothing for too long to date a claim only a read shows) is not used, nor
+// one whose candidate has held the record since the claim was learned (its
+// own term consumed it): its candidate may be long gone, or no longer
+// waiting for that claim.
 func (e *campaign) standbyClaim(ctx context.Context) *claim {
 	if e.standby == nil || e.standby.watcher == nil || !e.handsOver(e.hold) {
 		return nil
 	}
-	known, seenAt, ok := e.standby.watcher.latest()
+	known, ok := e.standby.watcher.latest()
 	if !ok {
 		return nil
 	}
-	if e.claimUsable(known) {
-		if e.clock()-seenAt > 2*known.Every()+e.cfg.requestTimeout {
-			// Not written again for two of its intervals: its candidate
-			// stopped claiming (it crashed, say). A free release lets the
-			// others race at once.
-			return nil
-		}
-		return known
+	if e.claimUsable(known.c) && e.claimFresh(known.c, known.at) {
+		return known.c
 	}
 	// A quarter of a request timeout, so that the release that follows
 	// keeps the rest of Stop's.
@@ -207,10 +208,52 @@ func (e *campaign) standbyClaim(ctx context.Context) *claim {
 	if err != nil {
 		return nil
 	}
-	if c, ok := electionrecord.DecodeClaim(pair.Value); ok && e.claimUsable(&c) && !sameClaim(known, &c) {
-		return &c // written after the state the watch last told
+	// A claim other than the one the watch last told of was written after
+	// the watch last showed the key (at told, or later).
+	if c, ok := electionrecord.DecodeClaim(pair.Value); ok && e.claimUsable(&c) && !sameClaim(known.c, &c) &&
+		e.claimFresh(&c, known.told) {
+		return &c
 	}
 	return nil
+}
+
+// claimFresh reports whether a claim written no earlier than at may still
+// be waited on: written again within two of its candidate's intervals
+// (plus a request timeout: its write's own time), and not consumed by a
+// term of its candidate's seen since.
+func (e *campaign) claimFresh(c *claim, at time.Duration) bool {
+	return e.clock()-at <= 2*c.Every()+e.cfg.requestTimeout && !e.standby.heldSince(c.ID, at)
+}
+
+// sighting is a candidate seen holding the record, and when last.
+type sighting struct {
+	id string
+	at time.Duration
+}
+
+// sawHolder notes that id was seen holding the record at at.
+func (sb *standby) sawHolder(id string, at time.Duration) {
+	oldest := 0
+	for i, h := range sb.holders {
+		if h.id == id {
+			sb.holders[i].at = at
+			return
+		}
+		if h.at < sb.holders[oldest].at {
+			oldest = i
+		}
+	}
+	sb.holders[oldest] = sighting{id: id, at: at}
+}
+
+// heldSince reports whether id was seen holding the record after at.
+func (sb *standby) heldSince(id string, at time.Duration) bool {
+	for _, h := range sb.holders {
+		if h.id == id && h.at > at {
+			return true
+		}
+	}
+	return false
 }
 
 // handsOver reports whether the release of h may write the next term for a
@@ -294,11 +337,6 @@ func (e *campaign) withdrawClaim(ctx context.Context) {
 	sb := e.standby
 	if sb == nil || sb.pair == nil && !sb.unknownPair {
 		return
-	}
-	if w := sb.watcher; w != nil {
-		if c, at, ok := w.latest(); ok && (c == nil || c.ID != e.id) && at >= sb.lastSent {
-			return // the watch told of another claim, or none, since this one's was sent
-		}
 	}
 	rctx, cancel := e.reqCtx(ctx)
 	defer cancel()

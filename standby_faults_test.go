@@ -93,10 +93,19 @@ func TestStandbyNoTermStartsDuringStop(t *testing.T) {
 	go func() { cand.Stop(); close(stopped) }()
 	<-cs.putDone // C's release landed; its read back waits
 	recvUntil(t, dEl, "D takes the free record", func(v bool) bool { return v })
-	d.Resign() // D hands the next term to the claim in the key: C's
+	// D resigns (its release is free: it saw C's term consume C's claim),
+	// and a leader that never saw C's term hands the next term to the
+	// claim in the key, C's, over whatever the record is then.
+	d.Resign()
+	recvUntil(t, dEl, "D steps down", func(v bool) bool { return !v })
 	eventually(t, "a record handed to C", func() bool {
-		r := recordOf(t, h, key)
-		return r.Leader == "C" && r.Claim == cClaim.Nonce
+		s, err := readKey(ctxT(t), h, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		handed := record{Leader: "C", ID: cClaim.ID, Term: s.rec.Term + 1, TTLms: cClaim.TTLms, Gen: s.rec.Gen, Claim: cClaim.Nonce}
+		ok, _, err := h.AtomicPut(ctxT(t), key, handed.Stamp(), s.pair, nil)
+		return err == nil && ok
 	})
 	close(cs.gate)
 	<-stopped

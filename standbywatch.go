@@ -30,11 +30,14 @@ type claimWatcher struct {
 	done    chan struct{}
 }
 
-// knownClaim is the claim key's state: a claim, or none (c nil), and when
-// the watcher learned it was written (claimAgeUnknown: it cannot tell).
+// knownClaim is the claim key's state: a claim, or none (c nil), when the
+// watcher learned it was written (claimAgeUnknown: it cannot tell), and
+// the last moment the watcher knew the key held it: a claim other than c
+// was written after told.
 type knownClaim struct {
-	c  *claim
-	at time.Duration
+	c    *claim
+	at   time.Duration
+	told time.Duration
 }
 
 // claimAgeUnknown dates a claim first seen by a read: it may be as old as
@@ -53,12 +56,9 @@ func startClaimWatcher(client Backend, key string, cfg *config, clock func() tim
 
 // latest is the claim key's state as the watch last told, and when, if the
 // watch works.
-func (w *claimWatcher) latest() (c *claim, at time.Duration, ok bool) {
-	k := w.known.Load()
-	if k == nil {
-		return nil, 0, false
-	}
-	return k.c, k.at, true
+func (w *claimWatcher) latest() (k *knownClaim, ok bool) {
+	k = w.known.Load()
+	return k, k != nil
 }
 
 // stop ends the watch; wait waits for its goroutine to end, which takes
@@ -91,12 +91,13 @@ func (w *claimWatcher) run(ctx context.Context) {
 func (w *claimWatcher) seed(ctx context.Context) (*knownClaim, bool) {
 	rctx, cancel := context.WithTimeout(ctx, w.timeout)
 	defer cancel()
+	sent := w.clock()
 	pair, err := getKey(rctx, w.client, w.key)
 	switch {
 	case errors.Is(err, store.ErrKeyNotFound):
-		return w.learn(nil, false), true
+		return w.learn(nil, false, sent), true
 	case err == nil:
-		return w.learn(pair, false), true
+		return w.learn(pair, false, sent), true
 	}
 	return nil, false
 }
@@ -111,19 +112,20 @@ func (w *claimWatcher) follow(ctx context.Context, events <-chan *store.KVPair) 
 			if !ok {
 				return
 			}
-			w.known.Store(w.learn(p, true))
+			w.known.Store(w.learn(p, true, w.clock()))
 		}
 	}
 }
 
-// learn dates what a read or an event showed (nil or empty: no claim). A
+// learn dates what a read sent at told or an event arrived at told showed
+// (nil or empty: no claim). A
 // claim already known keeps the date it was first learned; one first shown
 // by an event was written after the watch opened (or after the read that
 // preceded the open), so it is dated now; one first shown by a read may
 // have been written at any time before it (its candidate long gone): its
 // age is unknown until a new claim replaces it.
-func (w *claimWatcher) learn(p *store.KVPair, byEvent bool) *knownClaim {
-	k := &knownClaim{at: claimAgeUnknown}
+func (w *claimWatcher) learn(p *store.KVPair, byEvent bool, told time.Duration) *knownClaim {
+	k := &knownClaim{at: claimAgeUnknown, told: told}
 	if p != nil {
 		if c, ok := electionrecord.DecodeClaim(p.Value); ok {
 			k.c = &c
