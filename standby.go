@@ -32,7 +32,8 @@ import (
 // HandOff, which names its successor, is not changed. A claim not written
 // again for two of its candidate's intervals is not used, nor one whose
 // age the watch cannot tell (it was there before the watch opened, and
-// not written again since): the release frees the record instead. A claim
+// not written again since), nor one whose candidate has led since the
+// leader learned it: the release frees the record instead. A claim
 // left by a candidate that crashed within that time, or one that a late
 // watch event still shows after its candidate withdrew it, may be chosen:
 // that successor never takes the term, and the others take over one TTL
