@@ -163,6 +163,16 @@ func (e *campaign) stepHolding(now time.Duration) {
 	}
 	if now >= h.renewDue || h.rec.Value != e.values.wanted() {
 		e.renew()
+		return
+	}
+	if sb := e.standby; sb != nil && sb.consumed {
+		// This term consumed the candidate's claim: withdrawn, it is
+		// never handed a term that this candidate would not take. A
+		// quarter of a request timeout: renewals come first.
+		sb.consumed = false
+		ctx, cancel := context.WithTimeout(e.ctx, e.cfg.requestTimeout/4)
+		e.withdrawClaim(ctx)
+		cancel()
 	}
 }
 
@@ -261,6 +271,8 @@ func (e *campaign) nextWake() time.Duration {
 		at = 0
 	case h.rec.Value != e.values.wanted():
 		at = 0 // a value to publish
+	case e.standby != nil && e.standby.consumed:
+		at = 0 // a claim to withdraw
 	default:
 		at = min(at, h.renewDue, h.relinquishAt)
 	}
@@ -357,6 +369,7 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	}
 	if e.standby != nil {
 		e.standby.forget()
+		e.standby.consumed = true
 	}
 	e.hold = &holding{rec: rec, pair: pair, lease: l, renewDue: sent + e.cfg.renewInterval, unconfirmed: -1,
 		relinquishAt: e.relinquishTime(e.clock())}
@@ -444,6 +457,9 @@ func (e *campaign) releaseUnder(ctx context.Context) bool {
 			return false
 		case !conflict:
 			e.succeeded()
+			if next.Claim != "" {
+				e.standby.sawHolder(next.ID, next.Term, e.clock()) // its claim is consumed
+			}
 			e.hold = nil
 			if pair != nil {
 				e.wrote(next, pair)
@@ -486,7 +502,7 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 	}
 	e.conflicts = 0
 	if e.standby != nil && s.kind == snapRecord && !s.rec.Free() && !s.rec.Ended {
-		e.standby.sawHolder(s.rec.ID, e.clock())
+		e.standby.sawHolder(s.rec.ID, s.rec.Term, e.clock())
 	}
 	if h := e.hold; h != nil {
 		if e.lateWriteOfOurs(s) {

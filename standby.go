@@ -32,8 +32,9 @@ import (
 // HandOff, which names its successor, is not changed. A claim not written
 // again for two of its candidate's intervals is not used, nor one whose
 // age the watch cannot tell (it was there before the watch opened, and
-// not written again since), nor one whose candidate has led since the
-// leader learned it: the release frees the record instead. A claim
+// not written again since), nor one whose candidate has led since it
+// claimed (a candidate withdraws its claim when its term begins): the
+// release frees the record instead. A claim
 // left by a candidate that crashed within that time, or one that a late
 // watch event still shows after its candidate withdrew it, may be chosen:
 // that successor never takes the term, and the others take over one TTL
@@ -67,6 +68,9 @@ type standby struct {
 	// not answer with it as stored (no index): a withdrawal reads it first.
 	unknownPair bool
 	due         time.Duration // when the next claim is due
+	// consumed: a term of this candidate's began since its last claim,
+	// which it withdraws.
+	consumed bool
 	// holders are the latest candidates seen holding the record, and
 	// when: a claim of one of them learned before that is consumed.
 	holders [sentClaims]sighting
@@ -131,7 +135,8 @@ func (e *campaign) standbyAt() time.Duration {
 func (e *campaign) claimStandby() {
 	sb := e.standby
 	sb.due = e.clock() + e.cfg.renewInterval
-	c := claim{Name: e.node, ID: e.id, TTLms: e.ttl.Milliseconds(), Gen: e.gen, EveryMs: e.cfg.renewInterval.Milliseconds()}
+	c := claim{Name: e.node, ID: e.id, TTLms: e.ttl.Milliseconds(), Gen: e.gen, EveryMs: e.cfg.renewInterval.Milliseconds(),
+		Term: e.cur.rec.Term}
 	value := c.Stamp()
 	e.standby.remember(c.Nonce, e.clock())
 	for range 2 {
@@ -221,36 +226,43 @@ func (e *campaign) standbyClaim(ctx context.Context) *claim {
 // claimFresh reports whether a claim written no earlier than at may still
 // be waited on: written again within two of its candidate's intervals
 // (plus a request timeout: its write's own time), and not consumed by a
-// term of its candidate's seen since.
+// term of its candidate's: one seen since at, or one above the term the
+// claim was written under (the order of two watches, the record's and the
+// claim key's, tells nothing).
 func (e *campaign) claimFresh(c *claim, at time.Duration) bool {
-	return e.clock()-at <= 2*c.Every()+e.cfg.requestTimeout && !e.standby.heldSince(c.ID, at)
+	return e.clock()-at <= 2*c.Every()+e.cfg.requestTimeout && !e.standby.consumedBy(c, at)
 }
 
-// sighting is a candidate seen holding the record, and when last.
+// sighting is a candidate seen holding the record: when last, and the
+// highest term it held.
 type sighting struct {
-	id string
-	at time.Duration
+	id   string
+	at   time.Duration
+	term uint64
 }
 
-// sawHolder notes that id was seen holding the record at at.
-func (sb *standby) sawHolder(id string, at time.Duration) {
+// sawHolder notes that id was seen holding term at at. The sightings kept
+// are the latest few holders: a claim consumed longer ago than that is
+// withdrawn by its candidate (stepHolding) or not written again lately.
+func (sb *standby) sawHolder(id string, term uint64, at time.Duration) {
 	oldest := 0
 	for i, h := range sb.holders {
 		if h.id == id {
-			sb.holders[i].at = at
+			sb.holders[i].at, sb.holders[i].term = at, max(h.term, term)
 			return
 		}
 		if h.at < sb.holders[oldest].at {
 			oldest = i
 		}
 	}
-	sb.holders[oldest] = sighting{id: id, at: at}
+	sb.holders[oldest] = sighting{id: id, at: at, term: term}
 }
 
-// heldSince reports whether id was seen holding the record after at.
-func (sb *standby) heldSince(id string, at time.Duration) bool {
+// consumedBy reports whether c's candidate was seen holding the record at
+// or after at, or holding a term above the one c was written under.
+func (sb *standby) consumedBy(c *claim, at time.Duration) bool {
 	for _, h := range sb.holders {
-		if h.id == id && h.at > at {
+		if h.id == c.ID && (h.at >= at || h.term > c.Term) {
 			return true
 		}
 	}
@@ -352,5 +364,7 @@ func (e *campaign) withdrawClaim(ctx context.Context) {
 	if c, ok := electionrecord.DecodeClaim(pair.Value); !ok || c.ID != e.id {
 		return
 	}
-	_, _ = casDelete(rctx, e.client, sb.key, pair)
+	if ok, err := casDelete(rctx, e.client, sb.key, pair); err == nil && ok {
+		sb.pair, sb.unknownPair = nil, false
+	}
 }

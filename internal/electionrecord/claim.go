@@ -19,6 +19,9 @@ type Claim struct {
 	TTLms   int64  `json:"ttl_ms"`   // the lease the claimant would promise
 	Gen     uint64 `json:"gen"`      // the election generation the claimant joined
 	EveryMs int64  `json:"every_ms"` // how often the claimant writes its claim again
+	// Term is the term of the record the claimant saw when it claimed: a
+	// term of its own above it consumed the claim.
+	Term uint64 `json:"term,omitempty"`
 	// Nonce is unique to each write of a claim; the record written for the
 	// claim carries it (Record.Claim). Named like Record.Token for the
 	// stores that compare a top-level "LastIndex" member.
