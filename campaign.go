@@ -167,12 +167,15 @@ func (e *campaign) stepHolding(now time.Duration) {
 	}
 	if sb := e.standby; sb != nil && sb.consumed {
 		// This term consumed the candidate's claim: withdrawn, it is
-		// never handed a term that this candidate would not take. A
-		// quarter of a request timeout: renewals come first.
+		// never handed a term that this candidate would not take (a leader
+		// that reads it also knows it by its term). At most a quarter of a
+		// request timeout, and never past the next renewal or relinquish.
 		sb.consumed = false
-		ctx, cancel := context.WithTimeout(e.ctx, e.cfg.requestTimeout/4)
-		e.withdrawClaim(ctx)
-		cancel()
+		if budget := min(e.cfg.requestTimeout/4, h.renewDue-now, h.relinquishAt-now); budget > 0 {
+			ctx, cancel := context.WithTimeout(e.ctx, budget)
+			e.withdrawClaim(ctx)
+			cancel()
+		}
 	}
 }
 

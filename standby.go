@@ -226,9 +226,9 @@ func (e *campaign) standbyClaim(ctx context.Context) *claim {
 // claimFresh reports whether a claim written no earlier than at may still
 // be waited on: written again within two of its candidate's intervals
 // (plus a request timeout: its write's own time), and not consumed by a
-// term of its candidate's: one seen since at, or one above the term the
-// claim was written under (the order of two watches, the record's and the
-// claim key's, tells nothing).
+// term of its candidate's above the term the claim was written under (by
+// terms, not times: the order of two watches, the record's and the claim
+// key's, tells nothing).
 func (e *campaign) claimFresh(c *claim, at time.Duration) bool {
 	return e.clock()-at <= 2*c.Every()+e.cfg.requestTimeout && !e.standby.consumedBy(c, at)
 }
@@ -258,11 +258,13 @@ func (sb *standby) sawHolder(id string, term uint64, at time.Duration) {
 	sb.holders[oldest] = sighting{id: id, at: at, term: term}
 }
 
-// consumedBy reports whether c's candidate was seen holding the record at
-// or after at, or holding a term above the one c was written under.
+// consumedBy reports whether c's candidate was seen holding a term above
+// the one c was written under; for a claim that names no term (written by
+// an older version), whether it was seen holding the record at or after
+// at.
 func (sb *standby) consumedBy(c *claim, at time.Duration) bool {
 	for _, h := range sb.holders {
-		if h.id == c.ID && (h.at >= at || h.term > c.Term) {
+		if h.id == c.ID && (h.term > c.Term || c.Term == 0 && h.at >= at) {
 			return true
 		}
 	}
