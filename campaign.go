@@ -165,11 +165,13 @@ func (e *campaign) stepHolding(now time.Duration) {
 		e.renew()
 		return
 	}
-	if sb := e.standby; sb != nil && sb.consumed {
+	if sb := e.standby; sb != nil && sb.consumed && now >= sb.withdrawAt {
 		// This term consumed the candidate's claim: withdrawn, it is
 		// never handed a term that this candidate would not take (a leader
-		// that reads it also knows it by its term). At most a quarter of a
-		// request timeout, and never past the next renewal or relinquish.
+		// that reads it also knows it by its term). Half a renew interval
+		// into the term, once the handoff has settled; at most a quarter
+		// of a request timeout, and never past the next renewal or
+		// relinquish.
 		sb.consumed = false
 		if budget := min(e.cfg.requestTimeout/4, h.renewDue-now, h.relinquishAt-now); budget > 0 {
 			ctx, cancel := context.WithTimeout(e.ctx, budget)
@@ -274,10 +276,11 @@ func (e *campaign) nextWake() time.Duration {
 		at = 0
 	case h.rec.Value != e.values.wanted():
 		at = 0 // a value to publish
-	case e.standby != nil && e.standby.consumed:
-		at = 0 // a claim to withdraw
 	default:
 		at = min(at, h.renewDue, h.relinquishAt)
+		if sb := e.standby; sb != nil && sb.consumed {
+			at = min(at, sb.withdrawAt) // a claim to withdraw
+		}
 	}
 	if !e.watch.running() {
 		at = min(at, e.watchAt)
@@ -372,7 +375,7 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	}
 	if e.standby != nil {
 		e.standby.forget()
-		e.standby.consumed = true
+		e.standby.consumed, e.standby.withdrawAt = true, e.clock()+e.cfg.renewInterval/2
 	}
 	e.hold = &holding{rec: rec, pair: pair, lease: l, renewDue: sent + e.cfg.renewInterval, unconfirmed: -1,
 		relinquishAt: e.relinquishTime(e.clock())}

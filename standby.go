@@ -70,10 +70,11 @@ type standby struct {
 	due         time.Duration // when the next claim is due
 	// consumed: a term of this candidate's began since its last claim,
 	// which it withdraws.
-	consumed bool
+	consumed   bool
+	withdrawAt time.Duration // when, if consumed
 	// holders are the latest candidates seen holding the record, and
 	// when: a claim of one of them learned before that is consumed.
-	holders [sentClaims]sighting
+	holders [sightings]sighting
 	sent    [sentClaims]sentClaim
 	next    int // where the next claim is remembered in sent
 	// watcher keeps the latest claim once this candidate has led, so that
@@ -233,6 +234,11 @@ func (e *campaign) claimFresh(c *claim, at time.Duration) bool {
 	return e.clock()-at <= 2*c.Every()+e.cfg.requestTimeout && !e.standby.consumedBy(c, at)
 }
 
+// sightings is how many of the latest holders a candidate remembers: a
+// claim consumed by an earlier one is, within its freshness window, rare
+// (as many handoffs in two claim intervals), and costs one TTL at most.
+const sightings = 16
+
 // sighting is a candidate seen holding the record: when last, and the
 // highest term it held.
 type sighting struct {
@@ -366,7 +372,8 @@ func (e *campaign) withdrawClaim(ctx context.Context) {
 	if c, ok := electionrecord.DecodeClaim(pair.Value); !ok || c.ID != e.id {
 		return
 	}
-	if ok, err := casDelete(rctx, e.client, sb.key, pair); err == nil && ok {
+	if _, err := casDelete(rctx, e.client, sb.key, pair); err == nil {
+		// Deleted, or the key changed since: the claim is gone either way.
 		sb.pair, sb.unknownPair = nil, false
 	}
 }
