@@ -118,18 +118,20 @@ func handingLeaderNeverSightsItsClaimant(t *testing.T, coalesce bool) {
 	})
 }
 
-// lateClaimWatch is a handle whose watch of the claim key delivers each
-// event d after the store sent it (another connection, another blocking
-// query: nothing orders the events of two watches), while the watch of the
-// election key is prompt.
-type lateClaimWatch struct {
+// lateWatch is a handle whose watch of one key delivers each event d after
+// the store sent it (another connection, another blocking query: nothing
+// orders the events of two watches), while its watch of the other key is
+// prompt: the claim key's watch is late, or the election key's when
+// recordKey is set.
+type lateWatch struct {
 	*faultStore
-	d time.Duration
+	d         time.Duration
+	recordKey bool
 }
 
-func (s *lateClaimWatch) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
+func (s *lateWatch) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
 	in, err := s.faultStore.Watch(ctx, key, opts)
-	if err != nil || !strings.HasSuffix(key, ".standby") {
+	if err != nil || s.d == 0 || strings.HasSuffix(key, ".standby") == s.recordKey {
 		return in, err
 	}
 	out := make(chan *store.KVPair, 64)
@@ -177,7 +179,7 @@ func claimLearnedAfterSighting(t *testing.T, latency time.Duration) {
 		h := newFaultStore(t, name)
 		l := startCandidate(t, newFaultStore(t, name), "L", ttl, WithStandby())
 		leadsSoon(t, l, 0, time.Second)
-		zh := &lateClaimWatch{faultStore: newFaultStore(t, name), d: latency}
+		zh := &lateWatch{faultStore: newFaultStore(t, name), d: latency}
 		z := NewCandidate(zh, "k", "Z", ttl, WithStandby())
 		runCandidate(t, z)
 		eventually(t, "Z's claim", func() bool { cl, ok := standbyClaimOf(t, h, "k"); return ok && cl.Name == "Z" })
