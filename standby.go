@@ -189,8 +189,8 @@ func nilIf(cond bool, err error) error {
 // lately, or nil. It is the claim the claim watcher knows, if that one will
 // do, or else a read: a claim written since the watch last told, which it
 // has not delivered yet, is not missed. A claim whose age is unknown (the
-// watch does not work, or it showed the claim first by a read, or told
-// nothing for too long to date a claim only a read shows) is not used, nor
+// key not read yet, or the claim first shown by a read, or the watch
+// silent for too long to date a claim only a read shows) is not used, nor
 // one whose candidate has held the record since the claim was learned (its
 // own term consumed it): its candidate may be long gone, or no longer
 // waiting for that claim.

@@ -24,7 +24,7 @@ type claimWatcher struct {
 	timeout time.Duration
 	retry   time.Duration
 	clock   func() time.Duration       // the candidate's time axis
-	known   atomic.Pointer[knownClaim] // nil: the watch is not working
+	known   atomic.Pointer[knownClaim] // nil: the key not read yet
 	last    *knownClaim                // what run learned last, kept over reopens; run's own
 	cancel  context.CancelFunc
 	done    chan struct{}
@@ -54,8 +54,8 @@ func startClaimWatcher(client Backend, key string, cfg *config, clock func() tim
 	return w
 }
 
-// latest is the claim key's state as the watch last told, and when, if the
-// watch works.
+// latest is the claim key's state as the watcher last learned it, if it
+// has read the key yet.
 func (w *claimWatcher) latest() (k *knownClaim, ok bool) {
 	k = w.known.Load()
 	return k, k != nil
@@ -74,13 +74,17 @@ func (w *claimWatcher) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		// The read comes before the watch opens: a watch that first sends
 		// the key's current state then sends it as it was at the open,
-		// which is the state read or a later one.
-		if seeded, ok := w.seed(ctx); ok && kw.start(ctx, w.timeout) == nil {
+		// which is the state read or a later one. What the read showed is
+		// told at once: a release made before the watch opens reads a
+		// claim written since (standbyClaim). While the watch is down, the
+		// last state stays, dated as it was learned.
+		if seeded, ok := w.seed(ctx); ok {
 			w.known.Store(seeded)
-			w.follow(ctx, kw.events)
-			w.known.Store(nil)
-			if ctx.Err() == nil {
-				kw.ended()
+			if kw.start(ctx, w.timeout) == nil {
+				w.follow(ctx, kw.events)
+				if ctx.Err() == nil {
+					kw.ended()
+				}
 			}
 		}
 		w.pause(ctx)
