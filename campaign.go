@@ -242,9 +242,10 @@ func (e *campaign) acquireAtRecord() time.Duration {
 		return e.holdoffUntil
 	default:
 		// Held by another, or ended while someone held it: wait until the
-		// record has stayed unchanged for the holder's whole TTL, which is
-		// after that holder's own deadline.
-		at := e.seenAt + s.rec.TTL()
+		// record has stayed unchanged for the holder's whole TTL, less the
+		// small lead its margin allows, which is after that holder's own
+		// deadline.
+		at := e.seenAt + s.rec.TTL() - s.rec.TakeoverLead()
 		if s.rec.Free() {
 			at = max(at, e.holdoffUntil)
 		}
@@ -320,7 +321,7 @@ func (e *campaign) acquire() {
 	prev := e.cur
 	// A foreign value of a later version keeps its count too (prev.rec).
 	next := record{Leader: e.node, ID: e.id, Term: max(prev.rec.Term, e.maxTerm) + 1,
-		TTLms: e.ttl.Milliseconds(), Gen: e.gen, Since: e.clk.Now().UTC().Format(time.RFC3339Nano),
+		TTLms: e.ttl.Milliseconds(), MarginMs: e.cfg.safetyMargin.Milliseconds(), Gen: e.gen, Since: e.clk.Now().UTC().Format(time.RFC3339Nano),
 		Value: e.values.wanted()}
 	sent := e.clock()
 	pair, conflict, err := e.put("acquire", e.ctx, &next, prev.pair)
@@ -448,7 +449,7 @@ func (e *campaign) releaseUnder(ctx context.Context) bool {
 		}
 		next := h.rec
 		next.Seq++
-		next.Leader, next.ID, next.TTLms, next.Since, next.Value, next.Claim = "", "", 0, "", "", ""
+		next.Leader, next.ID, next.TTLms, next.MarginMs, next.Since, next.Value, next.Claim = "", "", 0, 0, "", "", ""
 		next.Successor, next.SuccessorMs = h.successor, 0
 		if h.successor != "" {
 			next.SuccessorMs = e.ttl.Milliseconds()

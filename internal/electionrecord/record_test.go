@@ -2,6 +2,7 @@ package electionrecord
 
 import (
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -69,6 +70,29 @@ func TestClaimStampDecodes(t *testing.T) {
 		`{"v":1,"name":"b","id":"x"}`, `{"v":2,"name":"b","id":"x","LastIndex":"n"}`} {
 		if _, ok := DecodeClaim([]byte(v)); ok {
 			t.Errorf("DecodeClaim(%q) is a claim", v)
+		}
+	}
+}
+
+// A waiter's head start is a quarter of the holder's margin, at most a
+// 40th of the TTL, and nothing for a record without a margin (a standby
+// handoff, an older build) or with a nonsense one.
+func TestTakeoverLead(t *testing.T) {
+	for _, c := range []struct {
+		ttl, margin int64
+		want        time.Duration
+	}{
+		{2000, 200, 50 * time.Millisecond},  // the default margin, TTL/10
+		{2000, 100, 25 * time.Millisecond},  // a smaller margin
+		{2000, 900, 50 * time.Millisecond},  // a large margin: capped at TTL/40
+		{2000, 0, 0},                        // no margin written
+		{2000, -5, 0},                       // nonsense
+		{0, 200, 0},                         // no TTL: a free record
+		{9000, 900, 225 * time.Millisecond}, // TTL/40 again
+	} {
+		r := Record{TTLms: c.ttl, MarginMs: c.margin}
+		if got := r.TakeoverLead(); got != c.want {
+			t.Errorf("TTL %d ms, margin %d ms: lead %v, want %v", c.ttl, c.margin, got, c.want)
 		}
 	}
 }
