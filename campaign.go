@@ -388,7 +388,7 @@ func (e *campaign) renew() {
 	h := e.hold
 	next := h.rec
 	next.Seq++
-	next.Value, next.Claim = e.values.wanted(), ""
+	next.Value, next.Claim, next.MarginMs = e.values.wanted(), "", e.cfg.safetyMargin.Milliseconds()
 	sent := e.clock()
 	if h.unconfirmed < 0 {
 		h.unconfirmed = sent
