@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/leadership-go/leadership/internal/electionrecord"
 	"github.com/leadership-go/leadership/store/memory"
 	"go.uber.org/goleak"
 )
@@ -22,22 +23,8 @@ func TestDeadlineIsExact(t *testing.T) {
 			renew  = 3 * time.Second // TTL/3
 			margin = 900 * time.Millisecond
 		)
-		name := simName("exact")
-		ha, _ := memory.Open(context.Background(), memory.Config{Name: name})
-		hb, _ := memory.Open(context.Background(), memory.Config{Name: name})
-		defer ha.Close()
-		defer hb.Close()
 		start := time.Now()
-		a := NewCandidate(ha, "exact", "a", ttl)
-		if _, _, err := a.RunForElection(); err != nil {
-			t.Fatal(err)
-		}
-		defer a.Stop()
-		synctest.Wait()
-		term, ok := a.CurrentTerm()
-		if !ok {
-			t.Fatal("a did not win an empty election at once")
-		}
+		a, term, ha, hb := exactLeader(t, "exact", ttl)
 		b := NewCandidate(hb, "exact", "b", ttl)
 		if _, _, err := b.RunForElection(); err != nil {
 			t.Fatal(err)
@@ -129,4 +116,72 @@ func TestStopLeavesNothingRunning(t *testing.T) {
 	for _, stop := range stops {
 		stop()
 	}
+}
+
+// exactLeader opens two handles of a fresh memory store, closed when the
+// test ends, and starts candidate "a" on the first, stopped when the test
+// ends; it returns a with the term it won at once on the empty key.
+func exactLeader(t *testing.T, key string, ttl time.Duration, opts ...Option) (*Candidate, Term, *memory.Store, *memory.Store) {
+	t.Helper()
+	name := simName(key)
+	ha, _ := memory.Open(context.Background(), memory.Config{Name: name})
+	hb, _ := memory.Open(context.Background(), memory.Config{Name: name})
+	t.Cleanup(func() { _ = ha.Close(); _ = hb.Close() })
+	a := NewCandidate(ha, key, "a", ttl, opts...)
+	if _, _, err := a.RunForElection(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(a.Stop)
+	synctest.Wait()
+	term, ok := a.CurrentTerm()
+	if !ok {
+		t.Fatal("a did not win an empty election at once")
+	}
+	return a, term, ha, hb
+}
+
+// A holder writes its safety margin in its record, and a waiter sends its
+// takeover a quarter of that margin before the TTL, no earlier: with a
+// margin of 120 ms the successor leads 30 ms before the TTL, 90 ms after
+// the cut-off leader's own deadline.
+func TestTakeoverLeadFollowsTheHoldersMargin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		const (
+			ttl    = 4 * time.Second
+			margin = 120 * time.Millisecond
+		)
+		_, term, ha, hb := exactLeader(t, "lead", ttl, WithSafetyMargin(margin))
+		pair, err := hb.Get(context.Background(), "lead", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec, ok := electionrecord.Decode(pair.Value)
+		if !ok || rec.MarginMs != margin.Milliseconds() {
+			t.Fatalf("a's record %s: margin_ms %d, want %d", pair.Value, rec.MarginMs, margin.Milliseconds())
+		}
+
+		// b has a margin of its own, the default; a's counts.
+		b := NewCandidate(hb, "lead", "b", ttl)
+		if _, _, err := b.RunForElection(); err != nil {
+			t.Fatal(err)
+		}
+		defer b.Stop()
+		synctest.Wait()
+		cut := time.Now() // a's last write was its acquire, just now
+		ha.Disconnect()
+
+		<-term.Context().Done()
+		if got, want := time.Since(cut), ttl-margin; got != want {
+			t.Fatalf("a stepped down %v after its last write, want %v", got, want)
+		}
+		for {
+			if bt, ok := b.CurrentTerm(); ok {
+				if got, want := bt.Began.Sub(cut), ttl-margin/4; got != want {
+					t.Fatalf("b elected %v after a's last write, want the TTL less a quarter of a's margin, %v", got, want)
+				}
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
 }
