@@ -68,6 +68,7 @@ type config struct {
 	clientLogs  bool
 	processes   bool // cross-process mode: every participant a child process
 	standby     bool // --standby: a second row per backend, candidates with WithStandby
+	passes      int  // --passes: the cross-process rounds split into this many passes over every row
 	withStandby bool // the row being measured runs WithStandby
 	scale       scaleConfig
 	runID       string
@@ -134,6 +135,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: --rounds 10 --crash-rounds 1 --idle 5s unless given")
 	fs.BoolVar(&cfg.processes, "processes", false, "cross-process mode: every candidate, follower and etcd Election participant in its own process (linux); handoff by Stop, crash by SIGKILL, no idle measurement")
 	fs.BoolVar(&cfg.standby, "standby", false, "with --processes: measure every library backend a second time with WithStandby (one-write handoffs), as the row NAME+standby")
+	fs.IntVar(&cfg.passes, "passes", 1, "with --processes: split the rounds into `N` passes, each over every row in turn, so that every row is measured throughout the run (a machine whose load drifts then weighs on every row alike)")
 	fs.IntVar(&cfg.scale.elections, "scale", 0, "scale mode: run `N` concurrent elections (two candidates and a follower each) on one client per backend, and nothing else")
 	fs.DurationVar(&cfg.scale.ttl, "scale-ttl", 30*time.Second, "lease `TTL` of the --scale elections")
 	fs.DurationVar(&cfg.scale.idle, "scale-idle", time.Minute, "idle counting `window` of the --scale run")
@@ -174,6 +176,12 @@ func parseFlags(args []string) (*config, error) {
 		return nil, fmt.Errorf("--scale %d: want 0 or more", cfg.scale.elections)
 	case cfg.standby && !cfg.processes:
 		return nil, errors.New("--standby: only with --processes")
+	case cfg.passes < 1:
+		return nil, fmt.Errorf("--passes %d: want at least 1", cfg.passes)
+	case cfg.passes > 1 && !cfg.processes:
+		return nil, errors.New("--passes: only with --processes")
+	case cfg.passes > cfg.rounds:
+		return nil, fmt.Errorf("--passes %d: more than the %d rounds", cfg.passes, cfg.rounds)
 	case cfg.scale.elections > 0 && cfg.processes:
 		return nil, errors.New("--scale and --processes: choose one")
 	case cfg.scale.ttl < 100*time.Millisecond || cfg.scale.ttl > 5*time.Minute:

@@ -209,3 +209,38 @@ func TestProcessesFlag(t *testing.T) {
 		t.Fatalf("%+v %v", cfg, err)
 	}
 }
+
+// Rounds split into passes add up to the rounds, the first passes taking
+// the remainder; a row measured in two passes holds both passes' samples.
+func TestPassesShareAndMerge(t *testing.T) {
+	for _, c := range []struct{ n, passes int }{{100, 1}, {100, 4}, {10, 4}, {3, 3}, {0, 5}} {
+		sum, prev := 0, c.n
+		for pass := range c.passes {
+			share := shareOf(c.n, c.passes, pass)
+			if share > prev {
+				t.Errorf("%d over %d: pass %d takes %d, more than the pass before", c.n, c.passes, pass, share)
+			}
+			sum, prev = sum+share, share
+		}
+		if sum != c.n {
+			t.Errorf("%d over %d passes: shares add up to %d", c.n, c.passes, sum)
+		}
+	}
+	rows := newRowSet(&report{})
+	rows.add(&backendResult{Name: "etcd", Handoff: &handoffResult{Handoff: []float64{1, 2}, Failed: 1}})
+	rows.add(&backendResult{Name: "redis", Crash: &crashResult{Takeover: []float64{1500}}})
+	rows.add(&backendResult{Name: "etcd", Handoff: &handoffResult{Handoff: []float64{3}}, Crash: &crashResult{Takeover: []float64{1700}}, Errors: []string{"x"}})
+	rows.skip("zk", "skip zk")
+	rows.skip("zk", "skip zk again")
+	rep := rows.rep
+	if len(rep.Backends) != 2 || rep.Backends[0].Name != "etcd" || rep.Backends[1].Name != "redis" {
+		t.Fatalf("rows %+v, want etcd then redis", rep.Backends)
+	}
+	etcd := rep.Backends[0]
+	if len(etcd.Handoff.Handoff) != 3 || etcd.Handoff.Failed != 1 || etcd.Crash == nil || len(etcd.Crash.Takeover) != 1 || len(etcd.Errors) != 1 {
+		t.Fatalf("merged etcd row %+v", etcd)
+	}
+	if len(rep.Skipped) != 1 {
+		t.Fatalf("skipped %q, want one line", rep.Skipped)
+	}
+}

@@ -10,54 +10,72 @@ import (
 // follower and etcd Election participant is a child process of this
 // program, with its own client; the children stamp their events with
 // CLOCK_MONOTONIC, which they share with the parent. memory:// is left out
-// (it lives in one process); there is no idle measurement.
+// (it lives in one process); there is no idle measurement. With --passes
+// N the rounds are split into N passes, each over every row in turn, and
+// each row's samples are merged (procpasses.go).
 func measureProcs(ctx context.Context, cfg *config) *report {
 	rep := &report{Started: time.Now(), Machine: machine(), Command: cfg.command}
 	rep.LoadBefore = loadAvg()
 	rep.Config = reportConfig{TTL: cfg.ttl.String(), Rounds: cfg.rounds, CrashRounds: cfg.crashRounds,
-		Idle: "0s", IdleLongTTL: cfg.idleLongTTL.String(), Holdoff: "none (Stop)", RunID: cfg.runID, Processes: true}
-	skip := func(line string) {
-		progress("%s", line)
-		rep.Skipped = append(rep.Skipped, line)
-	}
-	for _, be := range cfg.backends {
+		Idle: "0s", IdleLongTTL: cfg.idleLongTTL.String(), Holdoff: "none (Stop)", RunID: cfg.runID, Processes: true,
+		Passes: cfg.passes}
+	rows := newRowSet(rep)
+	for pass := range max(cfg.passes, 1) {
 		if ctx.Err() != nil {
 			break
 		}
-		if be.scheme == "memory" {
-			skip("skip " + be.name + ": memory:// lives in one process")
-			continue
+		pc := *cfg
+		pc.rounds, pc.crashRounds = shareOf(cfg.rounds, cfg.passes, pass), shareOf(cfg.crashRounds, cfg.passes, pass)
+		if cfg.passes > 1 {
+			progress("pass %d of %d: %d handoff and %d crash rounds per row", pass+1, cfg.passes, pc.rounds, pc.crashRounds)
 		}
-		if err := probe(ctx, be); err != nil {
-			skip(fmt.Sprintf("skip %s (%s): %v", be.name, maskURL(be.url), err))
-			if be == cfg.election {
-				cfg.election = nil
-				skip("skip " + electionName + ": etcd did not open")
-			}
-			continue
-		}
-		rep.Backends = append(rep.Backends, measureProcBackend(ctx, cfg, be, be.name))
-		if cfg.standby && ctx.Err() == nil {
-			sb := *cfg
-			sb.withStandby = true
-			rep.Backends = append(rep.Backends, measureProcBackend(ctx, &sb, be, be.name+"+standby"))
-		}
-		if be == cfg.election {
-			measureProcElection(ctx, cfg, rep)
-			cfg.election = nil
-		}
-	}
-	if cfg.election != nil {
-		if err := probe(ctx, cfg.election); err != nil {
-			skip(fmt.Sprintf("skip %s (%s): %v", electionName, maskURL(cfg.election.url), err))
-		} else {
-			measureProcElection(ctx, cfg, rep)
-		}
+		measureProcPass(ctx, &pc, rows)
 	}
 	rep.LoadAfter = loadAvg()
 	rep.Finished = time.Now()
 	evaluate(cfg, rep)
 	return rep
+}
+
+// measureProcPass measures every row once, with cfg's rounds, into rows.
+func measureProcPass(ctx context.Context, cfg *config, rows *rowSet) {
+	for _, be := range cfg.backends {
+		if ctx.Err() != nil {
+			break
+		}
+		if be.scheme == "memory" {
+			rows.skip(be.name, "skip "+be.name+": memory:// lives in one process")
+			continue
+		}
+		if rows.skipped[be.name] {
+			continue
+		}
+		if err := probe(ctx, be); err != nil {
+			rows.skip(be.name, fmt.Sprintf("skip %s (%s): %v", be.name, maskURL(be.url), err))
+			if be == cfg.election {
+				cfg.election = nil
+				rows.skip(electionName, "skip "+electionName+": etcd did not open")
+			}
+			continue
+		}
+		rows.add(measureProcBackend(ctx, cfg, be, be.name))
+		if cfg.standby && ctx.Err() == nil {
+			sb := *cfg
+			sb.withStandby = true
+			rows.add(measureProcBackend(ctx, &sb, be, be.name+"+standby"))
+		}
+		if be == cfg.election {
+			measureProcElection(ctx, cfg, rows)
+			cfg.election = nil
+		}
+	}
+	if cfg.election != nil && !rows.skipped[electionName] {
+		if err := probe(ctx, cfg.election); err != nil {
+			rows.skip(electionName, fmt.Sprintf("skip %s (%s): %v", electionName, maskURL(cfg.election.url), err))
+		} else {
+			measureProcElection(ctx, cfg, rows)
+		}
+	}
 }
 
 // measureProcBackend measures one library row, named name, on be.
@@ -78,12 +96,12 @@ func measureProcBackend(ctx context.Context, cfg *config, be *backend, name stri
 
 // measureProcElection adds the row of etcd's concurrency.Election, measured
 // in child processes.
-func measureProcElection(ctx context.Context, cfg *config, rep *report) {
+func measureProcElection(ctx context.Context, cfg *config, rows *rowSet) {
 	if ctx.Err() != nil {
 		return
 	}
 	r := &backendResult{Name: "etcd concurrency.Election", URL: maskURL(cfg.election.url), Kind: "etcd-election"}
-	rep.Backends = append(rep.Backends, r)
+	defer rows.add(r)
 	progress("%s: cross-process handoff %d rounds, crash %d rounds", electionName, cfg.rounds, cfg.crashRounds)
 	res, ph, err := procElection(ctx, cfg.election, cfg)
 	r.Election, r.Phases = res, ph

@@ -46,6 +46,7 @@ type reportConfig struct {
 	Holdoff     string `json:"resign_holdoff"`
 	RunID       string `json:"run_id"`
 	Processes   bool   `json:"processes,omitempty"` // cross-process mode
+	Passes      int    `json:"passes,omitempty"`    // cross-process mode: the rounds' passes over every row
 }
 
 // backendResult is one row: a backend of this library, or etcd's
@@ -260,8 +261,12 @@ func printReport(w io.Writer, cfg *config, rep *report) {
 		p("- cross-process: every candidate, follower and etcd Election participant is its own OS process with its own client; events stamped with CLOCK_MONOTONIC; handoff: the leader process calls Stop (etcd: Resign) and exits; crash: SIGKILL\n")
 	}
 	if cfg.processes {
-		p("- TTL %v, %d handoff rounds (Stop, a fresh process replaces the leader, untimed), %d crash rounds (SIGKILL); no idle measurement; run %s, took %s\n",
-			cfg.ttl, cfg.rounds, cfg.crashRounds, cfg.runID, rep.Finished.Sub(rep.Started).Round(time.Second))
+		passes := ""
+		if cfg.passes > 1 {
+			passes = fmt.Sprintf(", in %d passes over every row", cfg.passes)
+		}
+		p("- TTL %v, %d handoff rounds (Stop, a fresh process replaces the leader, untimed), %d crash rounds (SIGKILL)%s; no idle measurement; run %s, took %s\n",
+			cfg.ttl, cfg.rounds, cfg.crashRounds, passes, cfg.runID, rep.Finished.Sub(rep.Started).Round(time.Second))
 	} else {
 		p("- TTL %v, %d handoff rounds (resign holdoff %v, lapsing untimed), %d crash rounds, idle window %v (TTL %v / %v); run %s, took %s\n",
 			cfg.ttl, cfg.rounds, cfg.holdoff, cfg.crashRounds, cfg.idle, cfg.ttl, cfg.idleLongTTL, cfg.runID, rep.Finished.Sub(rep.Started).Round(time.Second))
