@@ -118,6 +118,15 @@ func TestE2ERunFailover(t *testing.T) {
 		first, _ := waitRecord(t, records, 0, 30*time.Second, func(r record) bool { return r.what == "start" })
 		start("n2", e2eLongTTL)
 		start("n3", e2eLongTTL)
+		// Once both wait: the takeover is then timed from the kill, not
+		// from the start of a process (a race-built binary opening its
+		// store took 12 s beside two busy CPUs).
+		if !waitFor(60*time.Second, func() bool {
+			return len(linesWith(runs["n2"].stderr.String(), "campaigning for key")) > 0 &&
+				len(linesWith(runs["n3"].stderr.String(), "campaigning for key")) > 0
+		}) {
+			t.Fatalf("n2 and n3 not both campaigning after 60s; n2:\n%s\nn3:\n%s", runs["n2"].stderr.String(), runs["n3"].stderr.String())
+		}
 
 		// kill -9 the leader's run: the kernel kills its child.
 		killed := time.Now()
