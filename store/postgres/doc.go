@@ -25,10 +25,14 @@
 // (default 5s) and fails with an *UnreachableError, which wraps
 // store.ErrNotReachable, when it cannot be reached. Within the same
 // timeout it opens two pool connections and prepares the statements of
-// reads, atomic writes and heartbeats on them, and purges the rows that
-// expired while no handle was open: a new server process, its caches and
-// its statements cost a loaded server hundreds of milliseconds, which the
-// first calls, under their callers' deadlines, no longer pay.
+// reads, atomic writes and heartbeats on them, runs the table's triggers
+// once on each (a write of its own, rolled back: no row is kept and no
+// notification sent), and purges the rows that expired while no handle
+// was open: a new server process, its caches, its statements and its
+// compiled trigger functions cost a loaded server hundreds of
+// milliseconds, which the first calls, under their callers' deadlines, no
+// longer pay (a candidate that waits without writing paid the trigger
+// functions on the write that took over: 12 ms instead of 2).
 //
 // # Schema
 //
