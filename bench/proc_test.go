@@ -243,4 +243,9 @@ func TestPassesShareAndMerge(t *testing.T) {
 	if len(rep.Skipped) != 1 {
 		t.Fatalf("skipped %q, want one line", rep.Skipped)
 	}
+	el := &backendResult{Name: "election", Election: &electionResult{Takeover: []float64{2000}, Failed: 1}, Phases: &phaseResult{Release: []float64{2}, Leader: []string{"a"}}}
+	el.merge(&backendResult{Name: "election", Election: &electionResult{Takeover: []float64{2100}, CrashFailed: 1}, Phases: &phaseResult{Release: []float64{3}, Leader: []string{"b"}}})
+	if e, p := el.Election, el.Phases; len(e.Takeover) != 2 || e.Failed != 1 || e.CrashFailed != 1 || len(p.Release) != 2 || len(p.Leader) != 2 {
+		t.Fatalf("merged election row %+v, phases %+v", e, p)
+	}
 }

@@ -69,40 +69,48 @@ func mergeResult[T any](a, b *T, merge func(a, b *T)) *T {
 	return a
 }
 
+// appendSamples appends each series of from to the series of to at the
+// same place.
+func appendSamples[T any](to, from []*[]T) {
+	for i, p := range to {
+		*p = append(*p, *from[i]...)
+	}
+}
+
+func (h *handoffResult) series() []*[]float64 {
+	return []*[]float64{&h.Handoff, &h.FollowerAfter, &h.ResignToFollower}
+}
+
 func (h *handoffResult) merge(o *handoffResult) {
-	h.Handoff = append(h.Handoff, o.Handoff...)
-	h.FollowerAfter = append(h.FollowerAfter, o.FollowerAfter...)
-	h.ResignToFollower = append(h.ResignToFollower, o.ResignToFollower...)
+	appendSamples(h.series(), o.series())
 	h.Failed += o.Failed
 	h.Unasked += o.Unasked
 	h.StoreErrors += o.StoreErrors
 }
 
+func (c *crashResult) series() []*[]float64 { return []*[]float64{&c.Takeover, &c.StepDown, &c.Margin} }
+
 func (c *crashResult) merge(o *crashResult) {
-	c.Takeover = append(c.Takeover, o.Takeover...)
-	c.StepDown = append(c.StepDown, o.StepDown...)
-	c.Margin = append(c.Margin, o.Margin...)
+	appendSamples(c.series(), o.series())
 	c.Failed += o.Failed
 	c.StoreErrors += o.StoreErrors
 }
 
+func (e *electionResult) series() []*[]float64 {
+	return []*[]float64{&e.Handoff, &e.FollowerAfter, &e.ResignToFollower, &e.Takeover}
+}
+
 func (e *electionResult) merge(o *electionResult) {
-	e.Handoff = append(e.Handoff, o.Handoff...)
-	e.FollowerAfter = append(e.FollowerAfter, o.FollowerAfter...)
-	e.ResignToFollower = append(e.ResignToFollower, o.ResignToFollower...)
-	e.Takeover = append(e.Takeover, o.Takeover...)
+	appendSamples(e.series(), o.series())
 	e.Failed += o.Failed
 	e.CrashFailed += o.CrashFailed
 }
 
+func (p *phaseResult) series() []*[]float64 {
+	return []*[]float64{&p.Release, &p.Prepare, &p.Push, &p.React, &p.Acquire, &p.Deliver, &p.Between}
+}
+
 func (p *phaseResult) merge(o *phaseResult) {
-	p.Release = append(p.Release, o.Release...)
-	p.Prepare = append(p.Prepare, o.Prepare...)
-	p.Push = append(p.Push, o.Push...)
-	p.React = append(p.React, o.React...)
-	p.Acquire = append(p.Acquire, o.Acquire...)
-	p.Deliver = append(p.Deliver, o.Deliver...)
-	p.Between = append(p.Between, o.Between...)
-	p.Leader = append(p.Leader, o.Leader...)
-	p.Acquirer = append(p.Acquirer, o.Acquirer...)
+	appendSamples(p.series(), o.series())
+	appendSamples([]*[]string{&p.Leader, &p.Acquirer}, []*[]string{&o.Leader, &o.Acquirer})
 }
