@@ -37,7 +37,7 @@ func noStandbyClaim(t *testing.T, h Backend, key, what string) {
 
 // standbyRunners starts n candidates with WithStandby, each reporting its
 // store calls to its own metrics, and returns them with the leader first.
-func standbyRunners(t *testing.T, c *cluster, key string, ttl time.Duration, n int) ([]*runner, map[string]*recordedMetrics) {
+func standbyRunners(t *testing.T, c *cluster, key string, ttl time.Duration, n int, opts ...Option) ([]*runner, map[string]*recordedMetrics) {
 	t.Helper()
 	metrics := map[string]*recordedMetrics{}
 	rs := make([]*runner, n)
@@ -45,7 +45,7 @@ func standbyRunners(t *testing.T, c *cluster, key string, ttl time.Duration, n i
 		name := fmt.Sprintf("node-%d", i)
 		m := &recordedMetrics{}
 		metrics[name] = m
-		cand := NewCandidate(c.handle(), key, name, ttl, WithStandby(), WithMetrics(m))
+		cand := NewCandidate(c.handle(), key, name, ttl, append([]Option{WithStandby(), WithMetrics(m)}, opts...)...)
 		el, errs, err := cand.RunForElection()
 		if err != nil {
 			t.Fatalf("RunForElection %s: %v", name, err)
@@ -57,22 +57,39 @@ func standbyRunners(t *testing.T, c *cluster, key string, ttl time.Duration, n i
 	return append([]*runner{l}, except(rs, l)...), metrics
 }
 
+// usableStandbyClaim waits for two claims of candidates other than
+// leader, the second a new write (another nonce), and returns it. The
+// leader's claim watch dates a claim by the event that shows it; a claim
+// its first read found (written while it started) has no known age and is
+// not handed a term, so a test of the handoff waits for a claim written
+// since. The runners' renew interval sets how long that takes.
+func usableStandbyClaim(t *testing.T, h Backend, key, leader string) claim {
+	t.Helper()
+	var first, cl claim
+	eventually(t, "a standby claim", func() bool {
+		var ok bool
+		first, ok = standbyClaimOf(t, h, key)
+		return ok && first.Name != leader
+	})
+	eventually(t, "a standby claim written again", func() bool {
+		var ok bool
+		cl, ok = standbyClaimOf(t, h, key)
+		return ok && cl.Name != leader && cl.Nonce != first.Nonce
+	})
+	return cl
+}
+
 // A leader that stops writes the next term for the last candidate to claim
 // standby, which leads without a write of its own, with a greater token,
 // long before the TTL would have let anyone take over.
 func TestStandbyTakesTheNextTermWithoutAWrite(t *testing.T) {
 	c := newCluster(t)
 	const key = "standby"
-	rs, metrics := standbyRunners(t, c, key, time.Minute, 3)
+	rs, metrics := standbyRunners(t, c, key, time.Minute, 3, WithRenewInterval(time.Second))
 	l := rs[0]
 	term, _ := l.CurrentTerm()
 	h := c.handle()
-	var claimant string
-	eventually(t, "a standby claim", func() bool {
-		cl, ok := standbyClaimOf(t, h, key)
-		claimant = cl.Name
-		return ok && cl.Name != l.name
-	})
+	claimant := usableStandbyClaim(t, h, key, l.name).Name
 	x := watchExclusion(t, rs[0].Candidate, rs[1].Candidate, rs[2].Candidate)
 	l.Stop()
 	succ := leaderAmong(t, "a successor", rs[1:])
@@ -100,10 +117,10 @@ func TestStandbyTakesTheNextTermWithoutAWrite(t *testing.T) {
 func TestStandbyResignHandsOver(t *testing.T) {
 	c := newCluster(t)
 	const key = "standby-resign"
-	rs, metrics := standbyRunners(t, c, key, time.Minute, 2)
+	rs, metrics := standbyRunners(t, c, key, time.Minute, 2, WithRenewInterval(time.Second))
 	l, other := rs[0], rs[1]
 	h := c.handle()
-	eventually(t, "a standby claim", func() bool { cl, ok := standbyClaimOf(t, h, key); return ok && cl.Name == other.name })
+	usableStandbyClaim(t, h, key, l.name)
 	l.Resign()
 	recvUntil(t, other.elected, "the standby leads", func(v bool) bool { return v })
 	if l.IsLeader() {
