@@ -21,14 +21,11 @@ type campaign struct {
 	leases  *leaseKeeper
 	values  *proclamation // the value written beside the name
 	handoff *successorBox // the successor to name in the next release
-	standby *standby      // standby claims (WithStandby), or nil
 	out     campaignReports
 	id      string
 	hold    *holding // the term this candidate holds in the record, nil if none
 
 	uncertain    bool          // an acquire may have landed without us knowing
-	finishing    bool          // the run ended: no term may start any more
-	releasing    bool          // a release is under way: no handed term starts
 	holdoffUntil time.Duration // after resigning, leave a free record to others until then
 	conflicts    int           // compare-and-swaps failed in a row with no new state seen
 	lostLive     bool          // this candidate led when it last saw the store go back
@@ -69,9 +66,6 @@ func newCampaign(ctx context.Context, client Backend, key, node string, ttl time
 	clock elapsed, leases *leaseKeeper, values *proclamation, handoff *successorBox, out campaignReports) *campaign {
 	e := &campaign{node: node, ttl: ttl, leases: leases, values: values, handoff: handoff, out: out, id: newInstanceID()}
 	e.observer = newObserver(ctx, client, key, cfg, clock, out)
-	if cfg.standby {
-		e.standby = &standby{key: standbyKey(key)}
-	}
 	return e
 }
 
@@ -89,7 +83,6 @@ func (e *campaign) begin() error {
 // down and releases the record.
 func (e *campaign) run() (err error) {
 	defer func() { e.finish(err) }()
-	e.watchClaims()
 	return e.runLoop(e, e.leases.wake)
 }
 
@@ -165,28 +158,11 @@ func (e *campaign) stepHolding(now time.Duration) {
 		e.renew()
 		return
 	}
-	if sb := e.standby; sb != nil && sb.consumed && now >= sb.withdrawAt {
-		// This term consumed the candidate's claim: withdrawn, it is
-		// never handed a term that this candidate would not take (a leader
-		// that reads it also knows it by its term). Half a renew interval
-		// into the term, once the handoff has settled; at most a quarter
-		// of a request timeout, and never past the next renewal or
-		// relinquish.
-		sb.consumed = false
-		if budget := min(e.cfg.requestTimeout/4, h.renewDue-now, h.relinquishAt-now); budget > 0 {
-			ctx, cancel := context.WithTimeout(e.ctx, budget)
-			e.withdrawClaim(ctx)
-			cancel()
-		}
-	}
 }
 
 // stepWaiting acquires the record when it is free, ours, or expired.
 func (e *campaign) stepWaiting(now time.Duration) {
 	if now < e.acquireAt() {
-		if e.standsBy(now) {
-			e.claimStandby()
-		}
 		return
 	}
 	// What the watch delivered while the engine was busy (a slow read) is
@@ -194,9 +170,6 @@ func (e *campaign) stepWaiting(now time.Duration) {
 	e.takeWaiting(e)
 	if e.hold == nil && !e.needRead && now >= e.acquireAt() {
 		e.acquire()
-	}
-	if e.hold == nil && e.standsBy(e.clock()) {
-		e.claimStandby()
 	}
 }
 
@@ -242,10 +215,10 @@ func (e *campaign) acquireAtRecord() time.Duration {
 		return e.holdoffUntil
 	default:
 		// Held by another, or ended while someone held it: wait until the
-		// record has stayed unchanged for the holder's whole TTL, less the
-		// small lead its margin allows, which is after that holder's own
-		// deadline.
-		at := e.seenAt + s.rec.TTL() - s.rec.TakeoverLead()
+		// record has stayed unchanged for the holder's whole TTL on this
+		// candidate's clock. The holder stepped down a whole safety margin
+		// before that on its own.
+		at := e.seenAt + s.rec.TTL()
 		if s.rec.Free() {
 			at = max(at, e.holdoffUntil)
 		}
@@ -272,16 +245,12 @@ func (e *campaign) nextWake() time.Duration {
 	switch h := e.hold; {
 	case h == nil:
 		at = min(at, e.acquireAt())
-		at = min(at, e.standbyAt())
 	case !e.leases.holds(h.lease):
 		at = 0
 	case h.rec.Value != e.values.wanted():
 		at = 0 // a value to publish
 	default:
 		at = min(at, h.renewDue, h.relinquishAt)
-		if sb := e.standby; sb != nil && sb.consumed {
-			at = min(at, sb.withdrawAt) // a claim to withdraw
-		}
 	}
 	if !e.watch.running() {
 		at = min(at, e.watchAt)
@@ -321,7 +290,7 @@ func (e *campaign) acquire() {
 	prev := e.cur
 	// A foreign value of a later version keeps its count too (prev.rec).
 	next := record{Leader: e.node, ID: e.id, Term: max(prev.rec.Term, e.maxTerm) + 1,
-		TTLms: e.ttl.Milliseconds(), MarginMs: e.cfg.safetyMargin.Milliseconds(), Gen: e.gen, Since: e.clk.Now().UTC().Format(time.RFC3339Nano),
+		TTLms: e.ttl.Milliseconds(), Gen: e.gen, Since: e.clk.Now().UTC().Format(time.RFC3339Nano),
 		Value: e.values.wanted()}
 	sent := e.clock()
 	pair, conflict, err := e.put("acquire", e.ctx, &next, prev.pair)
@@ -366,6 +335,7 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 		return // too slow to be of use: the record is ours, a new term starts at once
 	}
 	e.values.wrote(rec.Term, rec.Value, e.id, pair)
+	e.handoff.take() // a successor named for an earlier term that never got to its release
 	t := Term{Token: rec.Term, Name: e.node, Began: e.clk.Now()}
 	l := e.leases.start(e.ctx, t, deadline)
 	if l == nil {
@@ -373,10 +343,6 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	}
 	if !e.watch.running() {
 		e.watchAt = 0
-	}
-	if e.standby != nil {
-		e.standby.forget()
-		e.standby.consumed, e.standby.withdrawAt = true, e.clock()+e.cfg.renewInterval/2
 	}
 	e.hold = &holding{rec: rec, pair: pair, lease: l, renewDue: sent + e.cfg.renewInterval, unconfirmed: -1,
 		relinquishAt: e.relinquishTime(e.clock())}
@@ -388,7 +354,7 @@ func (e *campaign) renew() {
 	h := e.hold
 	next := h.rec
 	next.Seq++
-	next.Value, next.Claim, next.MarginMs = e.values.wanted(), "", e.cfg.safetyMargin.Milliseconds()
+	next.Value = e.values.wanted()
 	sent := e.clock()
 	if h.unconfirmed < 0 {
 		h.unconfirmed = sent
@@ -435,12 +401,6 @@ func (e *campaign) release() bool {
 }
 
 func (e *campaign) releaseUnder(ctx context.Context) bool {
-	e.releasing = true // no term handed to this candidate starts meanwhile
-	defer func() { e.releasing = false }()
-	var standby *claim
-	if e.hold.successor == "" {
-		standby = e.standbyClaim(ctx)
-	}
 	for range 3 {
 		h := e.hold
 		if h == nil {
@@ -449,13 +409,10 @@ func (e *campaign) releaseUnder(ctx context.Context) bool {
 		}
 		next := h.rec
 		next.Seq++
-		next.Leader, next.ID, next.TTLms, next.MarginMs, next.Since, next.Value, next.Claim = "", "", 0, 0, "", "", ""
+		next.Leader, next.ID, next.TTLms, next.Since, next.Value = "", "", 0, "", ""
 		next.Successor, next.SuccessorMs = h.successor, 0
 		if h.successor != "" {
 			next.SuccessorMs = e.ttl.Milliseconds()
-		}
-		if standby != nil && e.handsOver(h) {
-			next = e.termFor(standby, h.rec)
 		}
 		pair, conflict, err := e.put("release", ctx, &next, h.pair)
 		switch {
@@ -464,9 +421,6 @@ func (e *campaign) releaseUnder(ctx context.Context) bool {
 			return false
 		case !conflict:
 			e.succeeded()
-			if next.Claim != "" {
-				e.standby.sawHolder(next.ID, next.Term, e.clock()) // its claim is consumed
-			}
 			e.hold = nil
 			if pair != nil {
 				e.wrote(next, pair)
@@ -508,9 +462,6 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 		e.lostLive = leading
 	}
 	e.conflicts = 0
-	if e.standby != nil && s.kind == snapRecord && !s.rec.Free() && !s.rec.Ended {
-		e.standby.sawHolder(s.rec.ID, s.rec.Term, e.clock())
-	}
 	if h := e.hold; h != nil {
 		if e.lateWriteOfOurs(s) {
 			// A write of ours we had not seen confirmed.
@@ -529,7 +480,6 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 			e.hold = nil
 		}
 	}
-	e.takeHandedTerm()
 	e.publish()
 }
 
@@ -575,31 +525,22 @@ func (e *campaign) finish(err error) {
 	if errors.Is(err, ErrElectionEnded) {
 		why = endEnded
 	}
-	e.finishing = true
 	e.leases.stepDownNow(why)
 	if why == endStopped {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), e.cfg.requestTimeout)
 		e.ctx = ctx // the run's context is done; the last requests use this one
-		// Twice at most: a release may find the record handed to this
-		// candidate meanwhile (WithStandby), which it releases in turn.
-		for range 2 {
-			if e.hold == nil && (e.uncertain || (e.cur.kind == snapRecord && e.cur.rec.ID == e.id)) {
-				if s, rerr := e.read(ctx); rerr == nil && s.kind == snapRecord && s.rec.ID == e.id {
-					e.hold = &holding{rec: s.rec, pair: s.pair}
-				}
-				e.uncertain = false
+		if e.hold == nil && (e.uncertain || (e.cur.kind == snapRecord && e.cur.rec.ID == e.id)) {
+			if s, rerr := e.read(ctx); rerr == nil && s.kind == snapRecord && s.rec.ID == e.id {
+				e.hold = &holding{rec: s.rec, pair: s.pair}
 			}
-			if e.hold == nil {
-				break
-			}
+			e.uncertain = false
+		}
+		if e.hold != nil {
 			e.releaseUnder(ctx)
 		}
-		e.withdrawClaim(ctx)
 		cancel()
 	}
-	claimsEnded := e.stopWatchingClaims()
 	e.watch.close(e.cfg.requestTimeout)
-	claimsEnded()
 	e.out.ended(err)
 	e.out.status(RoleStopped, "", e.cur.rec.Term, err)
 }

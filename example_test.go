@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -207,46 +206,6 @@ func ExampleCandidate_HandOff() {
 	fmt.Println("host-2 leads with a greater token:", nt.Token > term.Token)
 	// Output:
 	// host-2 leads with a greater token: true
-}
-
-// One-write handoffs: with WithStandby a waiting candidate claims standby,
-// and a leader that stops writes the next term for it, so the successor
-// leads as soon as it sees the record (here with a TTL of a minute, which
-// no one waits out).
-func ExampleWithStandby() {
-	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-standby"}, nil)
-	if err != nil {
-		panic(err)
-	}
-	defer client.Close()
-
-	old := leadership.NewCandidate(client, "jobs/ledger", "host-1", time.Minute, leadership.WithStandby())
-	term, err := old.Campaign(ctx)
-	if err != nil {
-		panic(err)
-	}
-	next := leadership.NewCandidate(client, "jobs/ledger", "host-2", time.Minute, leadership.WithStandby())
-	defer next.Stop()
-	if _, _, err := next.RunForElection(); err != nil {
-		panic(err)
-	}
-	for { // until host-2's claim is there to be read
-		p, err := client.Get(ctx, "jobs/ledger.standby", nil)
-		if err == nil && strings.Contains(string(p.Value), "host-2") {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-
-	old.Stop() // writes term+1 for host-2
-	nt, err := next.Campaign(ctx)
-	if err != nil {
-		panic(err)
-	}
-	fmt.Println("host-2 leads with the next token:", nt.Token == term.Token+1)
-	// Output:
-	// host-2 leads with the next token: true
 }
 
 // The status stream: the role, the leader and the term after every change

@@ -33,7 +33,6 @@ type config struct {
 	pollInterval       time.Duration
 	pollByTTL          bool // a follower's default poll: while watched, at least every TTL/3 of the record
 	startupWait        time.Duration
-	standby            bool // WithStandby
 	clock              Clock
 	metrics            Metrics
 	value              string   // WithValue

@@ -591,9 +591,6 @@ func (r *simRun) startCandidate(ctx context.Context, a *simActor, st *simStore, 
 	a.ttl = s.ttl
 	a.reqTimeout = min(s.ttl/3, 10*time.Second)
 	opts := []Option{WithStartupWait(r.maxTTL)}
-	if r.standby {
-		opts = append(opts, WithStandby())
-	}
 	a.cand = NewCandidate(st, simKey, fmt.Sprintf("c%d", s.index), s.ttl, opts...)
 	if a.mode == "run" {
 		r.bg.Go(func() {

@@ -35,7 +35,6 @@ var subtests = []subtest{
 	{"FirstElection", testFirstElection},
 	{"ResignHandsOver", testResignHandsOver},
 	{"StopHandsOverAtOnce", testStopHandsOver},
-	{"StandbyHandsOverInOneWrite", testStandbyHandOver},
 	{"VanishedLeaderReplaced", testVanishedLeader},
 	{"CutLeaderStepsDownFirst", testCutLeader},
 	{"StoreRestart", testStoreRestart},

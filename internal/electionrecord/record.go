@@ -30,21 +30,10 @@ type Record struct {
 	Ended   bool   `json:"ended,omitzero"` // the election of generation Gen has ended
 	Since   string `json:"since,omitzero"` // informational: wall time the term began
 	Value   string `json:"value,omitzero"` // what the holder publishes beside its name (Proclaim)
-	// MarginMs, in a held record the holder wrote itself, is its safety
-	// margin: it stops acting that long before TTLms after each write's
-	// send. A waiter may begin taking over a little of it early
-	// (TakeoverLead). Absent (0) in a record written for another (a
-	// standby handoff) and in records of older builds.
-	MarginMs int64 `json:"margin_ms,omitzero"`
 	// Successor, in a released record, is the only candidate that may take
 	// the next term for SuccessorMs after the release is seen (HandOff).
 	Successor   string `json:"next,omitzero"`
 	SuccessorMs int64  `json:"next_ms,omitzero"`
-	// Claim, in a held record, is the nonce of the standby claim that the
-	// previous leader wrote this term for (WithStandby): only the
-	// claimant that wrote that claim may lead the term without a write
-	// of its own.
-	Claim string `json:"claim,omitzero"`
 	// Token is unique to each write. Some stores compare a top-level
 	// "LastIndex" member of the JSON value in their compare-and-swap
 	// (kvtools/redis with its raw codec); a fresh token in every write makes
@@ -57,19 +46,6 @@ func (r *Record) Free() bool { return r.ID == "" }
 
 // TTL is the lease the holder promised.
 func (r *Record) TTL() time.Duration { return time.Duration(r.TTLms) * time.Millisecond }
-
-// TakeoverLead is how long before the record has gone unrenewed for its
-// TTL a waiter may send the write that takes it over: a quarter of the
-// holder's margin, at most a 40th of the TTL (50 ms of a 2 s TTL at the
-// default margin of a tenth). The holder stepped down a whole margin
-// before the TTL, so the takeover still comes after its deadline, with
-// three quarters of the margin left for clock-rate drift and for the
-// holder's work to notice its cancelled term; and it comes after a
-// follower stopped naming the holder, at 90 % of the TTL.
-func (r *Record) TakeoverLead() time.Duration {
-	lead := time.Duration(max(r.MarginMs, 0)) * time.Millisecond / 4
-	return min(lead, r.TTL()/40)
-}
 
 // SuccessorWindow is how long after the release is seen only Successor
 // may take the next term.
