@@ -15,14 +15,21 @@ import (
 // the successor's term is a new one. This is the graceful handoff that
 // client-go offers only as an alpha.
 //
-// HandOff returns nil once this candidate sees the successor lead;
+// HandOff returns nil once this candidate sees the successor's term in the
+// store: the successor's acquiring write has landed, so no one else can
+// lead that term. The successor's own IsLeader turns true when the reply to
+// that write reaches it, which may be a moment before or after HandOff
+// returns (their processes see the store at different instants); wait on
+// the successor itself where that matters. HandOff returns
 // ErrHandOffFailed if another candidate led instead, or no one within the
 // window (leadership was released all the same); ErrNotLeader if the
-// candidate does not lead; ctx's cause if ctx ends first (the handoff goes
-// on). An empty successor, or the candidate's own name, is refused with
-// ErrEmptyName or ErrInvalidSuccessor. The term's Context ends with the
-// cause ErrHandedOff; the candidate keeps running and competes again after
-// the window.
+// candidate does not lead, which is also what a second HandOff made while
+// one is under way gets (the first one's successor stands); ctx's cause
+// if ctx ends first (the handoff goes on). An empty successor, or the
+// candidate's own name, is refused with ErrEmptyName or
+// ErrInvalidSuccessor. The term's Context ends with the cause
+// ErrHandedOff; the candidate keeps running and competes again after the
+// window.
 func (c *Candidate) HandOff(ctx context.Context, successor string) error {
 	switch {
 	case successor == "":
@@ -34,9 +41,12 @@ func (c *Candidate) HandOff(ctx context.Context, successor string) error {
 	if !ok {
 		return ErrNotLeader
 	}
-	c.handoff.set(successor)
-	if !c.leases.stepDown(c.leases.valid(), endHandedOff) {
-		c.handoff.set("")
+	if busy, ok := c.handoff.offer(successor, func() bool {
+		return c.leases.stepDown(c.leases.valid(), endHandedOff)
+	}); !ok {
+		if busy != "" {
+			return fmt.Errorf("%w: a handoff to %q is under way", ErrNotLeader, busy)
+		}
 		return ErrNotLeader // the term ended meanwhile
 	}
 	c.leases.log.Info("leadership: handing over", "term", term.Token, "to", successor)
@@ -64,16 +74,29 @@ func (c *Candidate) HandOff(ctx context.Context, successor string) error {
 }
 
 // successorBox is the successor a handing-over leader names in its
-// release, until the engine has written it.
+// release, until the engine has written it. One handoff at a time: a
+// second offer while a successor waits to be written is refused.
 type successorBox struct {
 	mu   sync.Mutex
 	name string
 }
 
-func (b *successorBox) set(name string) {
+// offer names successor and ends the term by stepDown, as one step that no
+// other offer interleaves with. It returns the successor already named
+// (busy) if a handoff is under way, and ok false if either that or
+// stepDown found no term to end; then nothing is named.
+func (b *successorBox) offer(successor string, stepDown func() bool) (busy string, ok bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	b.name = name
+	if b.name != "" {
+		return b.name, false
+	}
+	b.name = successor
+	if !stepDown() {
+		b.name = ""
+		return "", false
+	}
+	return "", true
 }
 
 // take returns the successor named, if any, and forgets it.

@@ -78,3 +78,69 @@ func TestHandOffErrors(t *testing.T) {
 		t.Fatal("a refused HandOff ended the term")
 	}
 }
+
+// Two HandOffs at once are ordered: the one that ends the term names its
+// successor, the other is refused with ErrNotLeader and names no one, so
+// that it can neither replace nor clear the first one's successor.
+func TestConcurrentHandOffsKeepTheFirstSuccessor(t *testing.T) {
+	var b successorBox
+	inStepDown, release := make(chan struct{}), make(chan struct{})
+	first := make(chan bool)
+	go func() {
+		_, ok := b.offer("b", func() bool { close(inStepDown); <-release; return true })
+		first <- ok
+	}()
+	<-inStepDown
+	second := make(chan string)
+	go func() {
+		busy, ok := b.offer("c", func() bool { t.Error("a second offer ended a term"); return true })
+		if ok {
+			busy = "ok"
+		}
+		second <- busy
+	}()
+	close(release)
+	if !<-first {
+		t.Fatal("the first offer failed")
+	}
+	if busy := <-second; busy != "b" {
+		t.Fatalf("the second offer: %q, want refused while b is named", busy)
+	}
+	if got := b.take(); got != "b" {
+		t.Fatalf("successor %q, want b", got)
+	}
+	// A refused offer that found no term leaves nothing named.
+	if _, ok := b.offer("c", func() bool { return false }); ok || b.take() != "" {
+		t.Fatal("an offer without a term named a successor")
+	}
+}
+
+// The same through the API: of two HandOffs racing, exactly one hands over,
+// to the successor it named; the other gets ErrNotLeader.
+func TestConcurrentHandOffs(t *testing.T) {
+	c := newCluster(t)
+	rs := c.campaign("handoff2", time.Minute, 3)
+	l := leaderOf(t, rs)
+	others := except(rs, l)
+	for _, o := range others {
+		eventually(t, o.name+" sees the leader", func() bool { return o.Leader() == l.name })
+	}
+	errs := make(chan error, 2)
+	for _, o := range others {
+		go func() { errs <- l.HandOff(ctxT(t), o.name) }()
+	}
+	var ok, refused int
+	for range others {
+		switch err := <-errs; {
+		case err == nil:
+			ok++
+		case errors.Is(err, ErrNotLeader):
+			refused++
+		default:
+			t.Fatalf("HandOff: %v", err)
+		}
+	}
+	if ok != 1 || refused != 1 {
+		t.Fatalf("%d handoffs succeeded and %d were refused, want 1 and 1", ok, refused)
+	}
+}
