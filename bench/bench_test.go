@@ -62,7 +62,7 @@ func TestQuickRunOnMemory(t *testing.T) {
 
 func TestBadFlags(t *testing.T) {
 	captureOutput(t)
-	for _, args := range [][]string{{"--rounds", "0"}, {"--ttl", "1ms"}, {"--store", "nourl"}, {"extra"}, {"--standby"},
+	for _, args := range [][]string{{"--rounds", "0"}, {"--ttl", "1ms"}, {"--store", "nourl"}, {"extra"},
 		{"--passes", "2"}, {"--processes", "--passes", "0"}, {"--processes", "--rounds", "3", "--passes", "4"}} {
 		if rc := run(args); rc != 2 {
 			t.Errorf("%v: exit %d, want 2", args, rc)

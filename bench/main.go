@@ -67,9 +67,7 @@ type config struct {
 	quick       bool
 	clientLogs  bool
 	processes   bool // cross-process mode: every participant a child process
-	standby     bool // --standby: a second row per backend, candidates with WithStandby
 	passes      int  // --passes: the cross-process rounds split into this many passes over every row
-	withStandby bool // the row being measured runs WithStandby
 	scale       scaleConfig
 	runID       string
 	command     string
@@ -134,7 +132,6 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&cfg.jsonFile, "json", "", "also write the raw numbers to `FILE` as JSON")
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: --rounds 10 --crash-rounds 1 --idle 5s unless given")
 	fs.BoolVar(&cfg.processes, "processes", false, "cross-process mode: every candidate, follower and etcd Election participant in its own process (linux); handoff by Stop, crash by SIGKILL, no idle measurement")
-	fs.BoolVar(&cfg.standby, "standby", false, "with --processes: measure every library backend a second time with WithStandby (one-write handoffs), as the row NAME+standby")
 	fs.IntVar(&cfg.passes, "passes", 1, "with --processes: split the rounds into `N` passes, each over every row in turn, so that every row is measured throughout the run (a machine whose load drifts then weighs on every row alike)")
 	fs.IntVar(&cfg.scale.elections, "scale", 0, "scale mode: run `N` concurrent elections (two candidates and a follower each) on one client per backend, and nothing else")
 	fs.DurationVar(&cfg.scale.ttl, "scale-ttl", 30*time.Second, "lease `TTL` of the --scale elections")
@@ -174,8 +171,6 @@ func parseFlags(args []string) (*config, error) {
 		return nil, errors.New("--processes: needs linux (a clock shared by processes, children that die with the parent)")
 	case cfg.scale.elections < 0:
 		return nil, fmt.Errorf("--scale %d: want 0 or more", cfg.scale.elections)
-	case cfg.standby && !cfg.processes:
-		return nil, errors.New("--standby: only with --processes")
 	case cfg.passes < 1:
 		return nil, fmt.Errorf("--passes %d: want at least 1", cfg.passes)
 	case cfg.passes > 1 && !cfg.processes:

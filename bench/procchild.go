@@ -37,7 +37,6 @@ type childSpec struct {
 	Key        string        `json:"key"` // etcd election: the prefix
 	TTL        time.Duration `json:"ttl"`
 	ClientLogs bool          `json:"client_logs"`
-	Standby    bool          `json:"standby,omitempty"` // candidates run WithStandby
 }
 
 // childMain runs a child from its spec in the environment, with events on
@@ -137,11 +136,7 @@ func childCandidate(ctx context.Context, spec childSpec, ev *eventWriter, cmds <
 	if err != nil {
 		return err
 	}
-	var opts []leadership.Option
-	if spec.Standby {
-		opts = append(opts, leadership.WithStandby())
-	}
-	cand := leadership.NewCandidate(client, spec.Key, spec.Node, spec.TTL, opts...)
+	cand := leadership.NewCandidate(client, spec.Key, spec.Node, spec.TTL)
 	elected, errs, err := cand.RunForElectionContext(ctx)
 	if err != nil {
 		_ = closeTraced(client)

@@ -58,12 +58,7 @@ func measureProcPass(ctx context.Context, cfg *config, rows *rowSet) {
 			}
 			continue
 		}
-		rows.add(measureProcBackend(ctx, cfg, be, be.name))
-		if cfg.standby && ctx.Err() == nil {
-			sb := *cfg
-			sb.withStandby = true
-			rows.add(measureProcBackend(ctx, &sb, be, be.name+"+standby"))
-		}
+		rows.add(measureProcBackend(ctx, cfg, be))
 		if be == cfg.election {
 			measureProcElection(ctx, cfg, rows)
 			cfg.election = nil
@@ -78,8 +73,9 @@ func measureProcPass(ctx context.Context, cfg *config, rows *rowSet) {
 	}
 }
 
-// measureProcBackend measures one library row, named name, on be.
-func measureProcBackend(ctx context.Context, cfg *config, be *backend, name string) *backendResult {
+// measureProcBackend measures the library's row of be.
+func measureProcBackend(ctx context.Context, cfg *config, be *backend) *backendResult {
+	name := be.name
 	r := &backendResult{Name: name, URL: maskURL(be.url), Kind: "library"}
 	progress("%s: cross-process handoff, %d rounds", name, cfg.rounds)
 	h, ph, err := procHandoff(ctx, be, cfg)

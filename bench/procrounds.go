@@ -19,10 +19,7 @@ const procSettle = 100 * time.Millisecond
 // procLibGroup starts an election of this library in child processes:
 // three candidates, c1 to c3, and, if follow, a follower.
 func procLibGroup(ctx context.Context, be *backend, cfg *config, phase string, follow bool) (*procGroup, error) {
-	if cfg.withStandby {
-		phase += "-standby"
-	}
-	g, err := newProcGroup(be.name, childSpec{URL: be.url, Key: cfg.key(be, phase), TTL: cfg.ttl, ClientLogs: cfg.clientLogs, Standby: cfg.withStandby})
+	g, err := newProcGroup(be.name, childSpec{URL: be.url, Key: cfg.key(be, phase), TTL: cfg.ttl, ClientLogs: cfg.clientLogs})
 	if err != nil {
 		return nil, err
 	}

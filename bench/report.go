@@ -183,7 +183,6 @@ func evaluate(cfg *config, rep *report) {
 // etcd's Election (etcd and ZooKeeper, whose peers have one) rather than to
 // 5 ms.
 func ratioTarget(name string) bool {
-	name = strings.TrimSuffix(name, "+standby")
 	return name == "etcd" || name == "zk" || name == "zookeeper"
 }
 
