@@ -146,7 +146,7 @@ func (s *Store) nextPurge(err error, nextMs *int64) time.Time {
 // it, and warmBatch changes no row, so no trigger fired: the first write
 // of each connection paid for compiling the table's trigger functions.
 // Measured on a fresh handle: 12 ms for its first AtomicPut, 1.7 ms for
-// the next. A candidate that waits without writing (a standby) then paid
+// the next. A candidate that waits without writing (a waiter) then paid
 // it on the write that takes over, where it counts: the cross-process
 // handoff's acquire took 10-12 ms on PostgreSQL against 2.5-3.6 ms on the
 // other backends. Warming is best-effort: a role that may not write (a
