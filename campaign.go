@@ -506,6 +506,7 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 	}
 	if e.backs != backs {
 		e.lostLive = leading
+		e.values.storeWentBack()
 	}
 	e.conflicts = 0
 	if e.standby != nil && s.kind == snapRecord && !s.rec.Free() && !s.rec.Ended {

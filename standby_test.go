@@ -222,19 +222,6 @@ func TestStandbyIgnoresRecordForUnknownClaim(t *testing.T) {
 	}
 }
 
-// DeleteElection deletes the election's standby claim with its record.
-func TestDeleteElectionDeletesStandbyClaim(t *testing.T) {
-	c := newCluster(t)
-	const key = "standby-delete"
-	standbyRunners(t, c, key, time.Second, 2)
-	h := c.handle()
-	eventually(t, "a standby claim", func() bool { _, ok := standbyClaimOf(t, h, key); return ok })
-	if err := DeleteElection(ctxT(t), h, key); err != nil {
-		t.Fatal(err)
-	}
-	noStandbyClaim(t, h, key, "the claim survived DeleteElection")
-}
-
 // A claim not written again for two of its candidate's intervals (its
 // candidate vanished long ago) is not used: the release frees the record
 // and the remaining candidate leads at once.
