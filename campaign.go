@@ -460,6 +460,7 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 	}
 	if e.backs != backs {
 		e.lostLive = leading
+		e.values.storeWentBack()
 	}
 	e.conflicts = 0
 	if h := e.hold; h != nil {

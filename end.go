@@ -88,6 +88,13 @@ const endNotice = 3*time.Second + 500*time.Millisecond
 // meanwhile, that one is ended in turn. Fencing tokens of an election
 // opened after the deletion start again from 1: prefer EndElection where
 // tokens guard a resource.
+//
+// The delete compares the record's value as well as its index where the
+// store's AtomicDelete does (every adapter of this module: see
+// docs/backends.md), so that a record another candidate wrote at the same
+// index, after the store lost its data and handed indexes out again, is
+// not taken for the ended one. A plain valkeyrie store that compares the
+// index only may delete such a record.
 func DeleteElection(ctx context.Context, client Backend, key string) error {
 	for {
 		ended, ttl, err := endElection(ctx, client, key)

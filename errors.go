@@ -67,6 +67,9 @@ var (
 	// ErrFencingUnsupported is returned by FencedPut on a store that cannot
 	// check the record and write atomically (not a FencedWriter).
 	ErrFencingUnsupported = errors.New("leadership: the store does not support fenced writes")
+	// ErrElectionKey is returned by FencedPut for a write to the election's
+	// own key: it would overwrite the record that guards it.
+	ErrElectionKey = errors.New("leadership: a fenced write to the election's own key")
 	// ErrStore matches every error that comes from the store (see StoreError).
 	ErrStore = errors.New("leadership: store error")
 	// ErrForeignValue is reported when the election key holds a value this

@@ -28,11 +28,20 @@ const fencedRetries = 3
 // a *FencedError matching ErrFenced, however late its write arrives. A
 // write that lands was made while the record held term.
 //
+// The store compares the record it holds with the one this candidate last
+// wrote in term, value and index (see FencedWriter), so that a record
+// written by another at an index the store handed out again, after it lost
+// its data, does not pass for it. The write is also refused, before any
+// store call and with the same *FencedError, once term's Context is done
+// (the term ended, though its release may not have reached the store yet)
+// and once this candidate has seen the store go back in time since its
+// last write of term (indexes seen before may then be handed out again).
+//
 // term is a term this candidate led (from CurrentTerm, Campaign or Run).
 // A store that cannot check atomically (it does not implement
-// FencedWriter) is refused with ErrFencingUnsupported, and a term this
-// candidate never led with ErrNotLeader. Other failures are the store's,
-// as *StoreError.
+// FencedWriter) is refused with ErrFencingUnsupported, a term this
+// candidate never led with ErrNotLeader, and the election's own key with
+// ErrElectionKey. Other failures are the store's, as *StoreError.
 func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value []byte) error {
 	if c.err != nil {
 		return c.err
@@ -41,12 +50,18 @@ func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value 
 	if !ok {
 		return fmt.Errorf("%w: %T", ErrFencingUnsupported, c.client)
 	}
-	if normalizeKey(key) == "" {
+	switch normalizeKey(key) {
+	case "":
 		return ErrEmptyKey
+	case c.key:
+		return fmt.Errorf("%w: %q", ErrElectionKey, key)
 	}
 	guard, id, ok := c.values.lastWrite(term.Token)
 	if !ok {
 		return ErrNotLeader
+	}
+	if term.Context().Err() != nil || c.values.wentBackSinceWrite() {
+		return &FencedError{Token: term.Token, Key: key}
 	}
 	for range fencedRetries {
 		err := w.FencedPut(ctx, key, value, c.key, guard)
@@ -87,6 +102,25 @@ func (e *FencedError) Is(target error) bool { return target == ErrFenced }
 // lastWriteOf is the guard of a fenced write: the record as the store
 // confirmed this candidate's last write of a term.
 type lastWriteOf struct {
-	pair *store.KVPair
-	id   string
+	pair     *store.KVPair
+	id       string
+	wentBack bool // the store was seen going back in time since
+}
+
+// storeWentBack notes that the engine saw the store go back in time (lost
+// or restored its data): the index of the last write may be handed out
+// again, to another's record, so no fenced write goes through it any more.
+// The next confirmed write clears it.
+func (p *proclamation) storeWentBack() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.last.wentBack = true
+}
+
+// wentBackSinceWrite reports whether the store was seen going back in time
+// since the last confirmed write.
+func (p *proclamation) wentBackSinceWrite() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.last.wentBack
 }

@@ -1,6 +1,7 @@
 package consul
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -441,7 +442,8 @@ func (s *kv) Delete(ctx context.Context, key string) error {
 		if p == nil {
 			return store.ErrKeyNotFound
 		}
-		ok, err := s.AtomicDelete(ctx, k, pairOf(p))
+		// The index only: the key was just read, whatever its value.
+		ok, err := s.AtomicDelete(ctx, k, &store.KVPair{Key: k, LastIndex: p.ModifyIndex})
 		if ok || !errors.Is(err, store.ErrKeyModified) {
 			return err
 		}
@@ -491,17 +493,32 @@ func (s *kv) AtomicPut(ctx context.Context, key string, value []byte, previous *
 	return true, &store.KVPair{Key: k, Value: value, LastIndex: r.kv.ModifyIndex}, nil
 }
 
-// FencedPut writes value at key (without a session: no TTL) if guardKey's
-// ModifyIndex is still guard.LastIndex, as one Consul transaction: an
-// index check of guardKey and a set of key. When the check fails (guardKey
-// changed or no longer exists) Consul rolls the transaction back, and the
-// error matches fenced.ErrGuardChanged. Other failures are mapped as
-// Put's.
+// FencedPut writes value at key (without a session: no TTL) if guardKey
+// still holds guard: its value and its ModifyIndex. Consul's transactions
+// compare an index, never a value, so FencedPut first reads guardKey
+// (consistent) and refuses unless it holds guard.Value at guard.LastIndex,
+// then writes in one Consul transaction: an index check of guardKey and a
+// set of key. When the check fails (guardKey changed or no longer exists)
+// Consul rolls the transaction back. Either refusal matches
+// fenced.ErrGuardChanged; other failures are mapped as Put's.
+//
+// What remains: the value is compared at the read, not in the
+// transaction. A guardKey written anew with another value at the very
+// same ModifyIndex between the read and the transaction (a server that
+// lost its data and handed the index out again within that round trip)
+// is not refused.
 func (s *kv) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
 	k, g, idx, err := adapter.FenceArgs("consul", key, guardKey, guard, normalize,
 		func(i uint64) (uint64, bool) { return i, i != 0 }) // 0 would mean "any"
 	if err != nil {
 		return err
+	}
+	found, same, err := s.holds(ctx, g, guard)
+	if err != nil {
+		return s.fail("fenced put", err)
+	}
+	if !found || !same {
+		return adapter.GuardChanged("consul", key)
 	}
 	ok, resp, err := s.txn(ctx, api.TxnOps{
 		{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: g, Index: idx}},
@@ -526,7 +543,12 @@ func (s *kv) FencedPut(ctx context.Context, key string, value []byte, guardKey s
 
 // AtomicDelete deletes key if its ModifyIndex is still previous.LastIndex
 // (an index check and a delete in one transaction): store.ErrKeyNotFound if
-// it does not exist, store.ErrKeyModified if it changed.
+// it does not exist, store.ErrKeyModified if it changed. When
+// previous.Value is not nil, a consistent read first checks that the key
+// still holds that value at that index, so that a key written anew at an
+// index handed out again is not taken for the one previous was read from;
+// as in FencedPut, a rewrite at the same index between the read and the
+// transaction is not seen.
 func (s *kv) AtomicDelete(ctx context.Context, key string, previous *store.KVPair) (bool, error) {
 	if previous == nil {
 		return false, store.ErrPreviousNotSpecified
@@ -534,6 +556,17 @@ func (s *kv) AtomicDelete(ctx context.Context, key string, previous *store.KVPai
 	k, err := normalize(key)
 	if err != nil {
 		return false, err
+	}
+	if previous.Value != nil {
+		found, same, err := s.holds(ctx, k, previous)
+		switch {
+		case err != nil:
+			return false, s.fail("atomic delete", err)
+		case !found:
+			return false, store.ErrKeyNotFound
+		case !same:
+			return false, store.ErrKeyModified
+		}
 	}
 	ok, resp, err := s.txn(ctx, api.TxnOps{
 		{KV: &api.KVTxnOp{Verb: api.KVCheckIndex, Key: k, Index: previous.LastIndex}},
@@ -556,6 +589,16 @@ func (s *kv) AtomicDelete(ctx context.Context, key string, previous *store.KVPai
 	default:
 		return false, fmt.Errorf("consul: atomic delete: transaction failed: %v", resp.Errors)
 	}
+}
+
+// holds reads key (a Consul key) consistently: found reports whether it
+// exists, same whether it holds pair's value at pair's index.
+func (s *kv) holds(ctx context.Context, key string, pair *store.KVPair) (found, same bool, err error) {
+	p, err := s.get(ctx, key, true)
+	if err != nil || p == nil {
+		return false, false, err
+	}
+	return true, p.ModifyIndex == pair.LastIndex && bytes.Equal(p.Value, pair.Value), nil
 }
 
 // dir returns the Consul key of directory without its trailing "/".

@@ -34,7 +34,9 @@ import (
 //     errors are returned unchanged.
 //   - when s is a kvtools *etcdv3.Store (whose etcd client can be
 //     reached), the result implements fenced.Putter: FencedPut is one
-//     etcd transaction (see fixed.FencedPut).
+//     etcd transaction (see fixed.FencedPut); and AtomicDelete, given a
+//     previous pair with a Value, compares the value as well as the
+//     ModRevision in its transaction (see fixed.AtomicDelete).
 //
 // requestTimeout 0 means no default bound (calls without a deadline may
 // block). Close closes s and waits, at most requestTimeout, for abandoned
@@ -64,10 +66,12 @@ func newFixed(s store.Store) *fixed {
 }
 
 // FencedPut writes value at key, without a lease, in one etcd transaction
-// that compares guardKey's ModRevision (kvtools' LastIndex) with guard's
-// and checks that guardKey exists: the write happens only if both hold,
-// otherwise the error matches fenced.ErrGuardChanged. Keys are named as
-// kvtools names them (without a leading "/"). f.client must be set.
+// that checks that guardKey exists and compares its ModRevision (kvtools'
+// LastIndex) and its value with guard's: the write happens only if all
+// hold, otherwise the error matches fenced.ErrGuardChanged. The value
+// tells apart a record written anew at a revision a cluster that lost its
+// data handed out again. Keys are named as kvtools names them (without a
+// leading "/"). f.client must be set.
 func (f *fixed) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
 	if guard == nil {
 		return adapter.GuardChanged(Scheme, key)
@@ -75,7 +79,8 @@ func (f *fixed) FencedPut(ctx context.Context, key string, value []byte, guardKe
 	g := strings.TrimPrefix(guardKey, "/")
 	resp, err := f.client.Txn(ctx).
 		If(clientv3.Compare(clientv3.CreateRevision(g), ">", 0),
-			clientv3.Compare(clientv3.ModRevision(g), "=", int64(guard.LastIndex))).
+			clientv3.Compare(clientv3.ModRevision(g), "=", int64(guard.LastIndex)),
+			clientv3.Compare(clientv3.Value(g), "=", string(guard.Value))).
 		Then(clientv3.OpPut(strings.TrimPrefix(key, "/"), string(value))).
 		Commit()
 	if err != nil {
@@ -85,6 +90,35 @@ func (f *fixed) FencedPut(ctx context.Context, key string, value []byte, guardKe
 		return adapter.GuardChanged(Scheme, key)
 	}
 	return nil
+}
+
+// AtomicDelete deletes key if its ModRevision is still previous.LastIndex
+// and, when previous.Value is not nil and f.client is set, its value is
+// still previous.Value, in one etcd transaction: a key written anew at a
+// revision handed out again (a cluster that lost its data) is not taken
+// for the one previous was read from. It returns store.ErrKeyNotFound for
+// a missing key and store.ErrKeyModified on a mismatch. Without a Value,
+// or without the client, it is kvtools' (the revision only).
+func (f *fixed) AtomicDelete(ctx context.Context, key string, previous *store.KVPair) (bool, error) {
+	if previous == nil || previous.Value == nil || f.client == nil {
+		return f.Classified.AtomicDelete(ctx, key, previous)
+	}
+	k := strings.TrimPrefix(key, "/")
+	resp, err := f.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(k), "=", int64(previous.LastIndex)),
+			clientv3.Compare(clientv3.Value(k), "=", string(previous.Value))).
+		Then(clientv3.OpDelete(k)).
+		Else(clientv3.OpGet(k, clientv3.WithCountOnly())).
+		Commit()
+	switch {
+	case err != nil:
+		return false, classify(err)
+	case resp.Succeeded:
+		return true, nil
+	case len(resp.Responses) == 1 && resp.Responses[0].GetResponseRange().GetCount() == 0:
+		return false, store.ErrKeyNotFound
+	}
+	return false, store.ErrKeyModified
 }
 
 func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {

@@ -87,3 +87,9 @@ func requireOpen(t *testing.T, ch <-chan struct{}, what string) {
 	default:
 	}
 }
+
+// Fenced writes, and atomic deletes that compare the value: see
+// storetest.Fenced.
+func TestFenced(t *testing.T) {
+	storetest.Fenced(t, openStore(t, freshName(t)), "fenced")
+}

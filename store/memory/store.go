@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"bytes"
 	"context"
 	"sort"
 	"sync"
@@ -238,10 +239,12 @@ func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previou
 	return true, ne.pair(), nil
 }
 
-// AtomicDelete deletes key if its LastIndex equals previous.LastIndex.
-// It returns store.ErrPreviousNotSpecified for a nil previous,
-// store.ErrKeyNotFound for a missing key and store.ErrKeyModified on an
-// index mismatch.
+// AtomicDelete deletes key if its LastIndex equals previous.LastIndex and,
+// when previous.Value is not nil, its value equals previous.Value (so that
+// a key written anew at an index handed out again after LoseData is not
+// taken for the one previous was read from). It returns
+// store.ErrPreviousNotSpecified for a nil previous, store.ErrKeyNotFound
+// for a missing key and store.ErrKeyModified on a mismatch.
 func (s *Store) AtomicDelete(ctx context.Context, key string, previous *store.KVPair) (bool, error) {
 	k, err := s.enterKey(ctx, key)
 	if err != nil {
@@ -258,7 +261,7 @@ func (s *Store) AtomicDelete(ctx context.Context, key string, previous *store.KV
 	switch {
 	case e == nil:
 		return false, store.ErrKeyNotFound
-	case previous.LastIndex != e.index:
+	case previous.LastIndex != e.index, previous.Value != nil && !bytes.Equal(previous.Value, e.value):
 		return false, store.ErrKeyModified
 	}
 

@@ -12,7 +12,8 @@ import (
 )
 
 // FencedPut writes value at key, persistent (as Put without a TTL), if
-// guardKey is live with index guard.LastIndex, in one statement: an
+// guardKey is live with index guard.LastIndex and value guard.Value, in
+// one statement: an
 // INSERT ... ON CONFLICT DO UPDATE whose rows come from the guard row,
 // read FOR SHARE, so that no write of the guard row comes between the
 // check and the write. Otherwise nothing is written and the error matches
@@ -30,7 +31,7 @@ func (s *Store) FencedPut(ctx context.Context, key string, value []byte, guardKe
 	defer done()
 
 	var idx int64
-	err = s.queryRow(c, s.q.fencedPut, []any{k, nonNil(value), g, prev}, &idx)
+	err = s.queryRow(c, s.q.fencedPut, []any{k, nonNil(value), g, prev, nonNil(guard.Value)}, &idx)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return adapter.GuardChanged("postgres", key)
 	}

@@ -293,10 +293,13 @@ func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previou
 	return true, &store.KVPair{Key: k, Value: kv.CloneBytes(value), LastIndex: uint64(idx)}, nil
 }
 
-// AtomicDelete deletes key if its LastIndex equals previous.LastIndex.
-// It returns store.ErrPreviousNotSpecified for a nil previous,
-// store.ErrKeyNotFound for a missing key and store.ErrKeyModified on an
-// index mismatch.
+// AtomicDelete deletes key if its LastIndex equals previous.LastIndex and,
+// when previous.Value is not nil, its value equals previous.Value, in one
+// statement: a row written anew at an index handed out again (a database
+// restored from an older backup, whose sequence went back) is not taken
+// for the one previous was read from. It returns
+// store.ErrPreviousNotSpecified for a nil previous, store.ErrKeyNotFound
+// for a missing key and store.ErrKeyModified on a mismatch.
 func (s *Store) AtomicDelete(ctx context.Context, key string, previous *store.KVPair) (bool, error) {
 	k, c, done, err := s.beginKey(ctx, key)
 	if err != nil {
@@ -313,7 +316,12 @@ func (s *Store) AtomicDelete(ctx context.Context, key string, previous *store.KV
 		return false, s.casFailure(ctx, c, k)
 	}
 
-	n, err := s.execRows(c, s.q.atomicDel, k, prev)
+	var value any // NULL: any value
+	if previous.Value != nil {
+		value = previous.Value
+	}
+
+	n, err := s.execRows(c, s.q.atomicDel, k, prev, value)
 	if err != nil {
 		return false, s.fail(ctx, "atomic delete", err)
 	}

@@ -63,17 +63,19 @@ FROM unnest($1::text[], $2::bytea[], $3::bigint[], $4::text[]) AS v(key, value, 
 WHERE t.expires_at IS NOT NULL AND t.expires_at <= now() RETURNING t.key, t.idx`,
 
 		// fencedPut writes $1 key, $2 value, persistent, if the guard row
-		// $3 is live with index $4. The guard row is locked FOR SHARE
+		// $3 is live with index $4 and value $5. The guard row is locked FOR SHARE
 		// until the statement commits: a concurrent write of it is waited
 		// for and the row checked again in its new version (READ
 		// COMMITTED), and no write of it can come before this one
 		// commits. No row is returned when the guard does not hold.
-		fencedPut: fmt.Sprintf(`WITH g AS (SELECT 1 FROM %s t WHERE t.key = $3::text AND t.idx = $4::bigint AND %s FOR SHARE)
+		fencedPut: fmt.Sprintf(`WITH g AS (SELECT 1 FROM %s t WHERE t.key = $3::text AND t.idx = $4::bigint AND t.value = $5::bytea AND %s FOR SHARE)
 `, tbl, live) + insert + fmt.Sprintf(`SELECT $1::text, $2::bytea, %s, NULL, NULL, NULL, NULL FROM g
 `, next) + overwrite + " RETURNING t.idx",
 
-		del:       fmt.Sprintf("DELETE FROM %s t WHERE t.key = $1 AND %s", tbl, live),
-		atomicDel: fmt.Sprintf("DELETE FROM %s t WHERE t.key = $1 AND t.idx = $2 AND %s", tbl, live),
+		del: fmt.Sprintf("DELETE FROM %s t WHERE t.key = $1 AND %s", tbl, live),
+		// atomicDel deletes $1 if its index is $2 and, unless $3 is NULL,
+		// its value is $3.
+		atomicDel: fmt.Sprintf("DELETE FROM %s t WHERE t.key = $1 AND t.idx = $2 AND ($3::bytea IS NULL OR t.value = $3::bytea) AND %s", tbl, live),
 
 		// $1 = dir + "/", $2 = dir + "0": the keys below dir in byte order.
 		list:    fmt.Sprintf("SELECT t.key, t.value, t.idx FROM %s t WHERE (t.key = $3 OR (t.key >= $1 AND t.key < $2)) AND %s ORDER BY t.key", tbl, live),

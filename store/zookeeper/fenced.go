@@ -1,6 +1,7 @@
 package zookeeper
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -25,14 +26,24 @@ const fencedAttempts = 4
 // fenced.ErrGuardChanged. Other failures are mapped as Put's.
 //
 // A node's data version starts again at 0 when it is deleted and created
-// anew: a guard read before the guard node was deleted is only refused
-// if the new node's version differs from it (the election engine rewrites
-// its record in place; only EndElection and a store that lost its data
-// delete it).
+// anew (DeleteElection, an ensemble that lost its data), so the version
+// alone does not identify a record, and a multi's check compares the
+// version only. FencedPut therefore first reads the guard node and
+// refuses, with the same error, unless it holds guard.Value at
+// guard.LastIndex; the multi then checks the version. What remains: a
+// guard node deleted and written anew, with another value, up to the very
+// same version between that read and the multi is not refused.
 func (s *kv) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
 	p, g, v, err := adapter.FenceArgs("zookeeper", key, guardKey, guard, path, version)
 	if err != nil {
 		return err
+	}
+	found, same, err := s.holds(g, v, guard.Value)
+	if err != nil {
+		return s.fail("fenced put", err)
+	}
+	if !found || !same {
+		return adapter.GuardChanged("zookeeper", key)
 	}
 	for attempt := 1; ; attempt++ {
 		ops, err := s.fencedOps(p, value, g, v)
@@ -85,4 +96,17 @@ func (s *kv) fencedOps(p string, value []byte, g string, v int32) ([]any, error)
 		ops = append(ops, &zk.CreateRequest{Path: missing[i], Data: []byte{}, Acl: s.acl})
 	}
 	return append(ops, &zk.CreateRequest{Path: p, Data: value, Acl: s.acl}), nil
+}
+
+// holds reads the node p: found reports whether it exists, same whether it
+// has data version v and data value.
+func (s *kv) holds(p string, v int32, value []byte) (found, same bool, err error) {
+	data, stat, err := s.zc().Get(p)
+	if errors.Is(err, zk.ErrNoNode) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, err
+	}
+	return true, stat.Version == v && bytes.Equal(data, value), nil
 }

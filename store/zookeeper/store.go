@@ -350,6 +350,11 @@ func (s *kv) AtomicPut(_ context.Context, key string, value []byte, previous *st
 }
 
 // AtomicDelete deletes key if its data version is still previous.LastIndex.
+// When previous.Value is not nil, a read first checks that the node still
+// holds that value at that version (a version starts again at 0 when a
+// node is created anew, so the version alone does not identify it); as in
+// FencedPut, a node written anew up to the same version between the read
+// and the delete is not seen.
 func (s *kv) AtomicDelete(_ context.Context, key string, previous *store.KVPair) (bool, error) {
 	if previous == nil {
 		return false, store.ErrPreviousNotSpecified
@@ -361,6 +366,15 @@ func (s *kv) AtomicDelete(_ context.Context, key string, previous *store.KVPair)
 	v, ok := version(previous.LastIndex)
 	if !ok {
 		return false, store.ErrKeyModified
+	}
+	if previous.Value != nil {
+		found, same, err := s.holds(p, v, previous.Value)
+		if err != nil {
+			return false, s.fail("atomic delete", deniedAt(err, p, zk.PermRead))
+		}
+		if found && !same { // a missing node: the delete says so
+			return false, store.ErrKeyModified
+		}
 	}
 	err = s.zc().Delete(p, v)
 	switch {

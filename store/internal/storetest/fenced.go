@@ -22,6 +22,10 @@ import (
 //     not even the parents of a key several levels deep.
 //   - Missing: with the guard key deleted, or a nil guard, the write is
 //     refused and nothing is written.
+//   - OtherValue: a guard whose LastIndex is the guard key's current one
+//     but whose Value is not (the key was written anew at a reused index,
+//     as after a server that lost its data) is refused, and nothing is
+//     written; AtomicDelete with it deletes nothing.
 //
 // The guard key's values are JSON objects with a "LastIndex" member unique
 // to each write, as the election engine's records are (kvtools' Redis
@@ -121,6 +125,24 @@ func Fenced(t *testing.T, s store.Store, dir string) {
 		refused(t, p.FencedPut(ctx(t), fresh, []byte("gone"), g, pair))
 		holds(t, data, "live")
 		absent(t, fresh)
+	})
+	t.Run("OtherValue", func(t *testing.T) {
+		g, data := dir+"/other/guard", dir+"/other/data"
+		first := record(t, g, term1, nil)
+		now := record(t, g, term2, first)
+		// term1 at now's index: the pair of a writer that saw a record of
+		// its own at the index the guard key holds another one at.
+		forged := &store.KVPair{Key: now.Key, Value: first.Value, LastIndex: now.LastIndex}
+		refused(t, p.FencedPut(ctx(t), data, []byte("stale"), g, forged))
+		absent(t, data)
+		if ok, err := s.AtomicDelete(ctx(t), g, forged); ok || err == nil {
+			t.Fatalf("AtomicDelete with another value at the current index = %v, %v; want a refusal", ok, err)
+		}
+		holds(t, g, term2)
+		if ok, err := s.AtomicDelete(ctx(t), g, now); !ok || err != nil {
+			t.Fatalf("AtomicDelete with the current pair = %v, %v", ok, err)
+		}
+		absent(t, g)
 	})
 }
 
