@@ -53,6 +53,7 @@ func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
 type fixed struct {
 	adapter.Classified
 	client *clientv3.Client // the kvtools store's, nil if out of reach
+	revs   revisions        // with client: see rewind.go
 }
 
 func newFixed(s store.Store) *fixed {
@@ -85,10 +86,6 @@ func (f *fixed) FencedPut(ctx context.Context, key string, value []byte, guardKe
 		return adapter.GuardChanged(Scheme, key)
 	}
 	return nil
-}
-
-func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
-	return f.Classified.Watch(clientv3.WithRequireLeader(ctx), key, opts)
 }
 
 func (f *fixed) WatchTree(ctx context.Context, dir string, opts *store.ReadOptions) (<-chan []*store.KVPair, error) {
