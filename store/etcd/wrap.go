@@ -34,7 +34,11 @@ import (
 //     errors are returned unchanged.
 //   - when s is a kvtools *etcdv3.Store (whose etcd client can be
 //     reached), the result implements fenced.Putter: FencedPut is one
-//     etcd transaction (see fixed.FencedPut).
+//     etcd transaction (see fixed.FencedPut); and Get and Watch run on
+//     the client: a watch starts at the revision of its first read, and
+//     ends once a linearizable read shows the server's revision gone
+//     below one the watch knows of (a server restarted without its data:
+//     see rewind.go), instead of staying silent.
 //
 // requestTimeout 0 means no default bound (calls without a deadline may
 // block). Close closes s and waits, at most requestTimeout, for abandoned
