@@ -108,7 +108,12 @@ func (e *following) observe(s snapshot, fromWatch bool) {
 	if e.expired && e.lateWriteOfExpired(prev, before) {
 		return
 	}
-	e.expired, e.lateWrite = false, false
+	// A state that may have been applied before the lease of its holder
+	// could have run out (a read after an outage is dated from the last
+	// time the store was seen without it) is not named: it would be named
+	// and dropped in the same instant. It is a term already declared gone:
+	// its next writes show its holder renewing (lateWriteOfExpired).
+	e.expired, e.lateWrite = e.held() && e.clock() >= e.expiresAt(), false
 	e.publish()
 }
 

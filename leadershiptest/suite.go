@@ -38,6 +38,7 @@ var subtests = []subtest{
 	{"VanishedLeaderReplaced", testVanishedLeader},
 	{"CutLeaderStepsDownFirst", testCutLeader},
 	{"StoreRestart", testStoreRestart},
+	{"StoreWipedAfterManyElections", testStoreWipedAfterManyElections},
 	{"StopWhileWaiting", testStopWhileWaiting},
 	{"FencingTokensGrow", testFencingTokens},
 	{"FencedWrites", testFencedWrites},
@@ -67,6 +68,11 @@ var subtests = []subtest{
 //     reports ErrStore errors and no one leads; after the restart (Network:
 //     its Stop and Start; this repository's own runs wipe the server's
 //     data) a leader is elected and followers name it, without help.
+//   - StoreWipedAfterManyElections (needs Restarter, and a server that
+//     comes back without its data): after ElectionsBeforeWipe elections
+//     pushed the store's revision high, the server restarts empty; the
+//     candidates elect again with a greater token, and a follower names
+//     the new leader and keeps naming it while it renews.
 //   - StopWhileWaiting: Stop, and cancelling the context, of a candidate or
 //     a follower that does not lead returns promptly and closes its channels.
 //   - FencedWrites (needs a store that implements leadership.FencedWriter,

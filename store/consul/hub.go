@@ -29,7 +29,9 @@ import (
 //
 // The channel closes when ctx ends, the store closes, the first read
 // fails, or the shared query has failed for watchRetryFor (3s) or seen the
-// index go backwards (a restored snapshot): watch again then.
+// index go backwards (a restored snapshot, an agent restarted without its
+// data: after a failed query the next one does not block, so that this is
+// seen at once): watch again then.
 func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-chan *store.KVPair, error) {
 	k, err := normalize(key)
 	if err != nil {
@@ -345,6 +347,7 @@ func (h *hub) run() {
 		next    time.Time // the next query starts no sooner (pacing)
 		failing time.Time // when the current run of failures began
 		backoff time.Duration
+		probe   bool // a query failed since the last reply: the next does not block
 	)
 	for {
 		if d := time.Until(next); d > 0 {
@@ -358,7 +361,14 @@ func (h *hub) run() {
 		}
 		prefix := commonPrefix(h.keys)
 		wait := index
-		if h.immediate || !have {
+		if h.immediate || !have || probe {
+			// After a failure the server may be another one, restarted
+			// without its data (or from a snapshot): its index may be
+			// below the last one seen, and a query waiting for an index
+			// it has not reached would hang for watchWait, the watchers
+			// silent, while the key changes. A query that does not
+			// block tells at once (the index went backwards: see
+			// below).
 			wait = 0
 		}
 		h.epoch++
@@ -380,6 +390,7 @@ func (h *hub) run() {
 		case restarted || s.ctx.Err() != nil:
 			continue
 		case err != nil:
+			probe = true
 			if failing.IsZero() {
 				failing = start
 			}
@@ -392,7 +403,7 @@ func (h *hub) run() {
 			next = time.Now().Add(backoff)
 			continue
 		}
-		failing, backoff = time.Time{}, 0
+		failing, backoff, probe = time.Time{}, 0, false
 		same := have && prefix == last
 		if same && meta.LastIndex < index {
 			// The index went backwards (a snapshot restored, tombstones

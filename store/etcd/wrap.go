@@ -34,9 +34,13 @@ import (
 //     errors are returned unchanged.
 //   - when s is a kvtools *etcdv3.Store (whose etcd client can be
 //     reached), the result implements fenced.Putter: FencedPut is one
-//     etcd transaction (see fixed.FencedPut); and AtomicDelete, given a
+//     etcd transaction (see fixed.FencedPut); AtomicDelete, given a
 //     previous pair with a Value, compares the value as well as the
-//     ModRevision in its transaction (see fixed.AtomicDelete).
+//     ModRevision in its transaction (see fixed.AtomicDelete); and Get and
+//     Watch run on the client: a watch starts at the revision of its first
+//     read, and ends once a linearizable read shows the server's revision
+//     gone below one the watch knows of (a server restarted without its
+//     data: see rewind.go), instead of staying silent.
 //
 // requestTimeout 0 means no default bound (calls without a deadline may
 // block). Close closes s and waits, at most requestTimeout, for abandoned
@@ -55,6 +59,7 @@ func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
 type fixed struct {
 	adapter.Classified
 	client *clientv3.Client // the kvtools store's, nil if out of reach
+	revs   revisions        // with client: see rewind.go
 }
 
 func newFixed(s store.Store) *fixed {
@@ -119,10 +124,6 @@ func (f *fixed) AtomicDelete(ctx context.Context, key string, previous *store.KV
 		return false, store.ErrKeyNotFound
 	}
 	return false, store.ErrKeyModified
-}
-
-func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
-	return f.Classified.Watch(clientv3.WithRequireLeader(ctx), key, opts)
 }
 
 func (f *fixed) WatchTree(ctx context.Context, dir string, opts *store.ReadOptions) (<-chan []*store.KVPair, error) {
