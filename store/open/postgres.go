@@ -4,9 +4,9 @@ package open
 
 import (
 	"context"
+	"errors"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership/store/postgres"
 )
@@ -40,12 +40,11 @@ func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error)
 			return nil, err
 		}
 	}
-	if _, err := pgconn.ParseConfig(dsn); err != nil {
-		msg := err.Error()
-		if s.Password != "" {
-			msg = strings.ReplaceAll(msg, s.Password, "xxxxx")
-		}
-		return nil, &ConfigError{Invalid: storeURL{}, Field: "url", Reason: "not a PostgreSQL URL: " + msg}
+	kv, err := postgres.Open(ctx, cfg)
+	var ce *ConfigError
+	if errors.As(err, &ce) && ce.Field == "DSN" {
+		// postgres says why without the DSN; the URL is not shown either.
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "url", Reason: "not a PostgreSQL URL: " + ce.Reason}
 	}
-	return postgres.Open(ctx, cfg)
+	return nonNil(kv, err)
 }

@@ -2,10 +2,13 @@ package postgres
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leadership-go/leadership/store/internal/adapter"
@@ -132,7 +135,7 @@ func (c *Config) resolve() (settings, error) {
 func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, invalid("DSN", "", "cannot be parsed", err)
+		return nil, invalid("DSN", "", "cannot be parsed: "+parseReason(err), nil)
 	}
 
 	cc := pc.ConnConfig
@@ -157,4 +160,35 @@ func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	}
 
 	return pc, nil
+}
+
+// parseReason is why pgx could not parse a DSN, without the DSN: pgx's
+// message quotes it (with only a URL's password masked, not sslpassword,
+// and not at all when the URL does not parse), and the errors it wraps
+// (net/url's) quote the URL or the part that failed, which may be part of
+// a password holding an unescaped "/" or "?".
+func parseReason(err error) string {
+	var pe *pgconn.ParseConfigError
+	if !errors.As(err, &pe) {
+		return "not a PostgreSQL URL or key/value DSN"
+	}
+
+	msg := pe.Error()
+	if inner := errors.Unwrap(pe); inner != nil {
+		msg = strings.TrimSuffix(msg, " ("+inner.Error()+")")
+	}
+
+	if i := strings.LastIndex(msg, "`: "); i >= 0 {
+		msg = msg[i+3:]
+	} else {
+		msg = "malformed"
+	}
+
+	if strings.HasPrefix(msg, "failed to configure TLS") {
+		if inner := errors.Unwrap(pe); inner != nil {
+			msg += ": " + inner.Error() // about the sslmode and the files, not their secrets
+		}
+	}
+
+	return msg
 }
