@@ -18,7 +18,7 @@ import (
 // storeHelp is the help line of --store, shared by every command that
 // joins an election.
 const storeHelp = "store `URL`, required: memory://NAME, etcd://h1:2379,h2:2379, consul://h:8500, " +
-	"zk://h:2181, redis://h:6379, postgres://user:pass@h:5432/db?sslmode=disable (see docs/cli.md)"
+	"zk://h:2181, redis://h:6379, postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA (see docs/cli.md)"
 
 // storeAbout is the paragraph every election command's help ends its
 // description with.

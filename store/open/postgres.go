@@ -11,8 +11,10 @@ import (
 	"github.com/leadership-go/leadership/store/postgres"
 )
 
-// postgresBackend opens PostgreSQL through store/postgres: postgres://user:pass@h:5432/db?sslmode=disable[&table=NAME].
-// With TLS and a client certificate: ?sslmode=verify-full&sslrootcert=CA&sslcert=CRT&sslkey=KEY
+// postgresBackend opens PostgreSQL through store/postgres:
+// postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA[&sslcert=CRT&sslkey=KEY][&table=NAME].
+// A password or client key is never sent without verified TLS unless the
+// URL says sslmode=disable (postgres.ErrInsecure)
 // (docs/backends.md, PostgreSQL, Secured).
 // The build tag leadership_no_postgres leaves it out (see postgres_off.go).
 var postgresBackend = backend{name: "postgres", schemes: []string{"postgres", "postgresql"}, open: (*Spec).openPostgres}
@@ -42,9 +44,12 @@ func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error)
 	}
 	kv, err := postgres.Open(ctx, cfg)
 	var ce *ConfigError
-	if errors.As(err, &ce) && ce.Field == "DSN" {
+	switch {
+	case errors.As(err, &ce) && ce.Field == "DSN":
 		// postgres says why without the DSN; the URL is not shown either.
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "url", Reason: "not a PostgreSQL URL: " + ce.Reason}
+	case errors.Is(err, postgres.ErrInsecure) && errors.As(err, &ce):
+		return nil, &ConfigError{Invalid: storeURL{}, Field: ce.Field, Reason: ce.Reason, Err: postgres.ErrInsecure}
 	}
 	return nonNil(kv, err)
 }

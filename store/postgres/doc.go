@@ -12,7 +12,7 @@
 //	)
 //
 //	kv, err := valkeyrie.NewStore(ctx, postgres.StoreName,
-//		[]string{"postgres://user:pass@db:5432/app?sslmode=require"},
+//		[]string{"postgres://user:pass@db:5432/app?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.crt"},
 //		&postgres.Config{Table: "leadership_kv"})
 //	if err != nil {
 //		return err
