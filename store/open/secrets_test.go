@@ -196,3 +196,20 @@ func TestUnescapedPasswordRefused(t *testing.T) {
 		t.Error("a malformed URL was dialed")
 	}
 }
+
+// TestNoInsecureSkipVerifyParam: no URL turns server verification off;
+// insecure_skip_verify is an unknown parameter of every TLS backend.
+func TestNoInsecureSkipVerifyParam(t *testing.T) {
+	for _, scheme := range []string{"etcd", "consul", "zk", "redis", "rediss"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		kv, err := open.Store(ctx, scheme+"://127.0.0.1:1?tls=true&insecure_skip_verify=true")
+		cancel()
+		if err == nil {
+			_ = kv.Close()
+		}
+		var ce *open.ConfigError
+		if !errors.As(err, &ce) || ce.Field != "insecure_skip_verify" {
+			t.Errorf("%s with insecure_skip_verify=true: %v, want it refused as an unknown parameter", scheme, err)
+		}
+	}
+}
