@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -58,7 +59,7 @@ func (r *runner) start(term leadership.Term) (*childProc, error) {
 	}
 	cmd := exec.Command(r.path, r.cfg.argv[1:]...)
 	cmd.Args[0] = r.cfg.argv[0]
-	cmd.Env = append(os.Environ(),
+	cmd.Env = append(childEnviron(os.Environ()),
 		"LEADERSHIP_TOKEN="+strconv.FormatUint(term.Token, 10),
 		"LEADERSHIP_LEADER="+r.cfg.name,
 		"LEADERSHIP_KEY="+r.cfg.key,
@@ -153,4 +154,20 @@ func (r *runner) logExit(c *childProc) {
 		how = c.waitErr.Error()
 	}
 	r.log.printf("COMMAND, pid %d, token %d, is gone: %s", c.pid, c.term.Token, how)
+}
+
+// childEnviron is env without the variables that name the store: COMMAND
+// gets no credential it was not given on purpose (the store URL may hold a
+// password). It learns its term from LEADERSHIP_TOKEN and the others set
+// below, and a COMMAND that needs the store is given its own URL.
+func childEnviron(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if name == envName("store") || name == envName("store-file") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return out
 }

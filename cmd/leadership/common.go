@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -18,7 +19,7 @@ import (
 // storeHelp is the help line of --store, shared by every command that
 // joins an election.
 const storeHelp = "store `URL`, required: memory://NAME, etcd://h1:2379,h2:2379, consul://h:8500, " +
-	"zk://h:2181, redis://h:6379, postgres://user:pass@h:5432/db?sslmode=disable (see docs/cli.md)"
+	"zk://h:2181, redis://h:6379, postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA (see docs/cli.md)"
 
 // storeAbout is the paragraph every election command's help ends its
 // description with.
@@ -30,18 +31,32 @@ process; etcd://, consul://, zk://, redis:// and postgres:// reach a server.`
 
 // electionFlags are the flags every election command takes.
 type electionFlags struct {
-	store string
-	key   string
+	store     string
+	storeFile string
+	key       string
 }
 
 // add defines --store and --key on fs.
 func (e *electionFlags) add(fs *flag.FlagSet) {
 	fs.StringVar(&e.store, "store", "", storeHelp)
+	fs.StringVar(&e.storeFile, "store-file", "", "read the store URL from `FILE` (mode 600 or stricter) instead of --store: "+
+		"a URL with a password then shows in no process's command line or environment")
 	fs.StringVar(&e.key, "key", "", "election `KEY` in the store, required")
 }
 
-// validate checks that --store and --key were given.
+// validate checks that --store (or --store-file, whose URL it reads) and
+// --key were given.
 func (e *electionFlags) validate() error {
+	if e.storeFile != "" {
+		if strings.TrimSpace(e.store) != "" {
+			return usageErrorf("--store-file and --store (or LEADERSHIP_STORE) both given: give one")
+		}
+		url, err := readStoreFile(e.storeFile)
+		if err != nil {
+			return err
+		}
+		e.store = url
+	}
 	switch {
 	case strings.TrimSpace(e.store) == "":
 		return usageErrorf("--store is required (or set LEADERSHIP_STORE), as in --store etcd://127.0.0.1:2379")
@@ -49,6 +64,30 @@ func (e *electionFlags) validate() error {
 		return usageErrorf("--key is required (or set LEADERSHIP_KEY): the election's key, as in --key service/leader")
 	}
 	return nil
+}
+
+// readStoreFile reads a store URL from path, refusing a file that its
+// group or others may read or write: the URL may hold a password.
+func readStoreFile(path string) (string, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return "", usageErrorf("--store-file: %v", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return "", usageErrorf("--store-file %s: not a regular file", path)
+	}
+	if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+		return "", usageErrorf("--store-file %s: readable or writable by group or others (mode %04o): it may hold a password; chmod 600 it", path, perm)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", usageErrorf("--store-file: %v", err)
+	}
+	url := strings.TrimSpace(string(b))
+	if url == "" {
+		return "", usageErrorf("--store-file %s: empty", path)
+	}
+	return url, nil
 }
 
 // redacted is the store URL with its secrets masked, for messages.

@@ -74,7 +74,7 @@ func TestE2ETLSMismatchNamed(t *testing.T) {
 			continue
 		}
 		ran = true
-		url := tc.scheme + ep + "?tls=true&insecure_skip_verify=true"
+		url := tc.scheme + ep + "?tls=true"
 		code, line := statusLine(t, bin, url)
 		if code != exitFailure || !strings.Contains(line, tc.want) || strings.Contains(line, "guard") {
 			t.Errorf("status %s: exit %d, %q; want exit %d and one line with %q", url, code, line, exitFailure, tc.want)

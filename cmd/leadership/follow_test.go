@@ -107,7 +107,7 @@ func TestStoreErrors(t *testing.T) {
 	}{
 		{[]string{"status", "--store", "nosuch://h:1", "--key", "k"}, exitUsage, `--store: open: store URL: scheme "nosuch": unknown`},
 		{[]string{"follow", "--store", "memory://", "--key", "k"}, exitUsage, "--store: open: store URL: host"},
-		{[]string{"end", "--store", "postgres://u:secret@127.0.0.1:1/db?connect_timeout=1", "--key", "k"}, exitFailure, "cannot open postgres://u:xxxxx@127.0.0.1:1/db"},
+		{[]string{"end", "--store", "postgres://u:secret@127.0.0.1:1/db?connect_timeout=1&sslmode=disable", "--key", "k"}, exitFailure, "cannot open postgres://u:xxxxx@127.0.0.1:1/db"},
 	} {
 		code, out, errOut := runCLI(t, tc.args...)
 		if code != tc.code || out != "" || strings.Count(errOut, "\n") != 1 || !strings.Contains(errOut, tc.want) {

@@ -286,3 +286,48 @@ func TestRunTry(t *testing.T) {
 		t.Errorf("elected in time: exit %d, stdout %q; stderr:\n%s", code, out, errOut)
 	}
 }
+
+// TestRunChildGetsNoStoreURL: the store URL (which may hold a password)
+// reaches COMMAND neither through LEADERSHIP_STORE nor through
+// LEADERSHIP_STORE_FILE; --store-file reads it from a file that only its
+// owner may read, and refuses any other.
+func TestRunChildGetsNoStoreURL(t *testing.T) {
+	storeURL, _ := memoryURL(t)
+	file := filepath.Join(t.TempDir(), "store")
+	if err := os.WriteFile(file, []byte(storeURL+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	child := []string{"--", "/bin/sh", "-c", `echo "[$LEADERSHIP_STORE][$LEADERSHIP_STORE_FILE][$LEADERSHIP_LEADER]"`}
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		args []string
+	}{
+		{"LEADERSHIP_STORE", map[string]string{"LEADERSHIP_STORE": storeURL}, nil},
+		{"LEADERSHIP_STORE_FILE", map[string]string{"LEADERSHIP_STORE_FILE": file}, nil},
+		{"--store-file", nil, []string{"--store-file", file}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			args := append(append([]string{"run", "--key", "env/leader", "--name", "node-1", "--ttl", "1m"}, tc.args...), child...)
+			p := startInProcess(t.Context(), t, args...)
+			if code := p.wait(t, 10*time.Second); code != 0 {
+				t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
+			}
+			if got := strings.TrimSpace(p.stdout.String()); got != "[][][node-1]" {
+				t.Errorf("COMMAND saw %q, want no store URL nor file", got)
+			}
+		})
+	}
+
+	loose := filepath.Join(t.TempDir(), "store")
+	if err := os.WriteFile(loose, []byte(storeURL), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI(t, "status", "--store-file", loose, "--key", "k")
+	if code != exitUsage || !strings.Contains(errOut, "chmod 600") {
+		t.Errorf("a store file readable by others: exit %d, stderr %q", code, errOut)
+	}
+}

@@ -26,7 +26,7 @@ var Schemes = builtInSchemes()
 //	consul://[token@]h:8500[?token=T&tls=true&ca=FILE]
 //	zk://[user:pass@]h1:2181,h2:2181[?session_timeout=10s]    (digest auth with user:pass)
 //	redis://[user:pass@]h:6379[/DB][?tls=true]        (rediss:// is redis with TLS)
-//	postgres://user:pass@h:5432/db?sslmode=disable[&table=NAME]   (a libpq/pgx DSN)
+//	postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA[&table=NAME]   (a libpq/pgx DSN)
 //
 // Every network scheme also takes dial_timeout and request_timeout (such as
 // 5s). An unknown parameter, a malformed value or an unknown scheme is a

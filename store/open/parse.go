@@ -1,11 +1,17 @@
 package open
 
 import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
 	"net"
 	"net/url"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 // Spec is a parsed store URL:
@@ -26,8 +32,10 @@ type Spec struct {
 }
 
 // String returns the URL with any password or token masked (the user
-// information of consul://TOKEN@host is the ACL token).
-func (s *Spec) String() string {
+// information of consul://TOKEN@host is the ACL token, and every parameter
+// that carries a credential, by adapter.SecretParam's one list, such as
+// password, token or PostgreSQL's sslpassword).
+func (s Spec) String() string {
 	var b strings.Builder
 	b.WriteString(s.Scheme + "://")
 	if s.HasAuth {
@@ -49,8 +57,8 @@ func (s *Spec) String() string {
 		q := url.Values{}
 		for k, v := range s.Params {
 			switch {
-			case isSecretParam(k):
-				q[k] = []string{"xxxxx"}
+			case adapter.SecretParam(k):
+				q[k] = []string{adapter.Mask}
 			case strings.EqualFold(k, "acl"):
 				q[k] = maskDigests(v)
 			default:
@@ -61,6 +69,60 @@ func (s *Spec) String() string {
 	}
 	return b.String()
 }
+
+// Format prints s as String does for %v, %+v and %s, quoted for %q, and
+// as GoString for %#v: never its password, token or secret parameters.
+func (s Spec) Format(f fmt.State, verb rune) {
+	switch {
+	case verb == 'v' && f.Flag('#'):
+		_, _ = io.WriteString(f, s.GoString())
+	case verb == 'q':
+		_, _ = fmt.Fprintf(f, "%q", s.String())
+	default:
+		_, _ = io.WriteString(f, s.String())
+	}
+}
+
+// GoString is %#v of s, its secrets masked.
+func (s Spec) GoString() string {
+	m := s.masked()
+	return fmt.Sprintf("open.Spec{Scheme:%q, Endpoints:%#v, Username:%q, Password:%q, HasAuth:%v, Path:%q, Params:%#v}",
+		m.Scheme, m.Endpoints, m.Username, m.Password, m.HasAuth, m.Path, m.Params)
+}
+
+// specJSON is Spec's JSON form.
+type specJSON struct {
+	Scheme    string
+	Endpoints []string
+	Username  string
+	Password  string `json:",omitempty"`
+	HasAuth   bool
+	Path      string
+	Params    url.Values
+	URL       string // String()
+}
+
+// masked is s with its secrets masked (and no raw URL).
+func (s Spec) masked() specJSON {
+	m := specJSON{Scheme: s.Scheme, Endpoints: s.Endpoints, Username: s.Username, Password: adapter.MaskString(s.Password),
+		HasAuth: s.HasAuth, Path: s.Path, URL: s.String()}
+	if s.Scheme == "consul" && s.Password == "" && s.Username != "" {
+		m.Username = adapter.Mask // the ACL token
+	}
+	if len(s.Params) > 0 {
+		m.Params = adapter.MaskParams(s.Params)
+		if acl, ok := m.Params["acl"]; ok {
+			m.Params["acl"] = maskDigests(acl)
+		}
+	}
+	return m
+}
+
+// MarshalJSON encodes s with its secrets masked.
+func (s Spec) MarshalJSON() ([]byte, error) { return json.Marshal(s.masked()) }
+
+// LogValue is s for log/slog: its masked URL.
+func (s Spec) LogValue() slog.Value { return slog.StringValue(s.String()) }
 
 // maskDigests masks the password digests of ZooKeeper ACL entries
 // ("digest:user:HASH=:crd" becomes "digest:user:xxxxx:crd"): a digest can
@@ -81,27 +143,27 @@ func maskDigests(acls []string) []string {
 	return out
 }
 
-func isSecretParam(k string) bool {
-	switch strings.ToLower(k) {
-	case "password", "token", "pass":
-		return true
-	}
-	return false
-}
-
 // Parse splits a store URL into its parts and checks their form. It does
 // not know which parameters a backend takes: Open checks those.
 func Parse(raw string) (*Spec, error) {
 	s := &Spec{raw: raw}
 	scheme, rest, ok := strings.Cut(strings.TrimSpace(raw), "://")
 	if !ok || scheme == "" {
-		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: redact(raw), Reason: `missing: expected scheme://hosts, as in "etcd://127.0.0.1:2379"`, Err: ErrUnknownScheme}
+		// Nothing of it is shown: it may be all secret.
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Reason: `missing: expected scheme://hosts, as in "etcd://127.0.0.1:2379"`, Err: ErrUnknownScheme}
 	}
 	s.Scheme = strings.ToLower(scheme)
+	// The user information ends at the last "@" before the hosts: an "@"
+	// after a "/" or "?" means that a password (or token) holds an
+	// unescaped "/" or "?" (base64 passwords do), and splitting there would
+	// make part of it a host, a port or a path, shown in errors and dialed.
+	if cut := strings.IndexAny(rest, "/?"); cut >= 0 && strings.IndexByte(rest[cut:], '@') >= 0 {
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "user", Reason: `an "@" after a "/" or "?": percent-encode "/", "?" and "@" in the user name, password or token (%2F, %3F, %40), and "@" in a path or parameter (%40)`}
+	}
 	if q := strings.IndexByte(rest, '?'); q >= 0 {
 		params, err := url.ParseQuery(rest[q+1:])
 		if err != nil {
-			return nil, &ConfigError{Invalid: storeURL{}, Field: "query", Value: "", Reason: "cannot be decoded", Err: err}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "query", Reason: "cannot be decoded (a malformed %-escape?)"}
 		}
 		s.Params, rest = params, rest[:q]
 	} else {
@@ -110,7 +172,7 @@ func Parse(raw string) (*Spec, error) {
 	if slash := strings.IndexByte(rest, '/'); slash >= 0 {
 		p, err := url.PathUnescape(rest[slash+1:])
 		if err != nil {
-			return nil, &ConfigError{Invalid: storeURL{}, Field: "path", Value: rest[slash+1:], Reason: "cannot be decoded", Err: err}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "path", Reason: "cannot be decoded (a malformed %-escape?)"}
 		}
 		s.Path, rest = strings.Trim(p, "/"), rest[:slash]
 	}
@@ -119,7 +181,8 @@ func Parse(raw string) (*Spec, error) {
 		user, pass, _ := strings.Cut(rest[:at], ":")
 		var err error
 		if s.Username, err = url.PathUnescape(user); err != nil {
-			return nil, &ConfigError{Invalid: storeURL{}, Field: "user", Value: user, Reason: "cannot be decoded", Err: err}
+			// Not shown: consul://TOKEN@host puts the token there.
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "user", Reason: "cannot be decoded (a malformed %-escape?)"}
 		}
 		if s.Password, err = url.PathUnescape(pass); err != nil {
 			return nil, &ConfigError{Invalid: storeURL{}, Field: "password", Reason: "cannot be decoded"}
@@ -254,12 +317,4 @@ func (p *params) done() error {
 		}
 	}
 	return nil
-}
-
-// redact masks the user information of a URL that could not be parsed.
-func redact(raw string) string {
-	if at := strings.LastIndexByte(raw, '@'); at >= 0 {
-		return "xxxxx@" + raw[at+1:]
-	}
-	return raw
 }

@@ -4,15 +4,17 @@ package open
 
 import (
 	"context"
+	"errors"
 	"strings"
 
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership/store/postgres"
 )
 
-// postgresBackend opens PostgreSQL through store/postgres: postgres://user:pass@h:5432/db?sslmode=disable[&table=NAME].
-// With TLS and a client certificate: ?sslmode=verify-full&sslrootcert=CA&sslcert=CRT&sslkey=KEY
+// postgresBackend opens PostgreSQL through store/postgres:
+// postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA[&sslcert=CRT&sslkey=KEY][&table=NAME].
+// A password or client key is never sent without verified TLS unless the
+// URL says sslmode=disable (postgres.ErrInsecure)
 // (docs/backends.md, PostgreSQL, Secured).
 // The build tag leadership_no_postgres leaves it out (see postgres_off.go).
 var postgresBackend = backend{name: "postgres", schemes: []string{"postgres", "postgresql"}, open: (*Spec).openPostgres}
@@ -40,12 +42,14 @@ func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error)
 			return nil, err
 		}
 	}
-	if _, err := pgconn.ParseConfig(dsn); err != nil {
-		msg := err.Error()
-		if s.Password != "" {
-			msg = strings.ReplaceAll(msg, s.Password, "xxxxx")
-		}
-		return nil, &ConfigError{Invalid: storeURL{}, Field: "url", Reason: "not a PostgreSQL URL: " + msg}
+	kv, err := postgres.Open(ctx, cfg)
+	var ce *ConfigError
+	switch {
+	case errors.As(err, &ce) && ce.Field == "DSN":
+		// postgres says why without the DSN; the URL is not shown either.
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "url", Reason: "not a PostgreSQL URL: " + ce.Reason}
+	case errors.Is(err, postgres.ErrInsecure) && errors.As(err, &ce):
+		return nil, &ConfigError{Invalid: storeURL{}, Field: ce.Field, Reason: ce.Reason, Err: postgres.ErrInsecure}
 	}
-	return postgres.Open(ctx, cfg)
+	return nonNil(kv, err)
 }

@@ -2,10 +2,14 @@ package postgres
 
 import (
 	"crypto/tls"
+	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/leadership-go/leadership/store/internal/adapter"
@@ -36,7 +40,9 @@ const (
 // DSN may be left zero for its default (New also takes a nil *Config).
 type Config struct {
 	// DSN is the PostgreSQL DSN or URL that Open connects to, as pgx takes
-	// it ("postgres://user:pass@host:5432/db?sslmode=require"). New takes
+	// it ("postgres://user:pass@host:5432/db?sslmode=verify-full&sslrootcert=CA").
+	// A password or client key is never sent without verified TLS unless
+	// it says sslmode=disable (see ErrInsecure). New takes
 	// it as its endpoint instead, and ignores this field.
 	DSN string
 
@@ -132,7 +138,7 @@ func (c *Config) resolve() (settings, error) {
 func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	pc, err := pgxpool.ParseConfig(dsn)
 	if err != nil {
-		return nil, invalid("DSN", "", "cannot be parsed", err)
+		return nil, invalid("DSN", "", "cannot be parsed: "+parseReason(err), nil)
 	}
 
 	cc := pc.ConnConfig
@@ -150,6 +156,8 @@ func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	if c != nil && c.TLS != nil {
 		cc.TLSConfig = c.TLS.Clone()
 		cc.Fallbacks = nil
+	} else if err := requireVerifiedTLS(cc); err != nil {
+		return nil, err
 	}
 
 	if c != nil && c.MaxConns > 0 {
@@ -157,4 +165,80 @@ func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	}
 
 	return pc, nil
+}
+
+// parseReason is why pgx could not parse a DSN, without the DSN: pgx's
+// message quotes it (with only a URL's password masked, not sslpassword,
+// and not at all when the URL does not parse), and the errors it wraps
+// (net/url's) quote the URL or the part that failed, which may be part of
+// a password holding an unescaped "/" or "?".
+func parseReason(err error) string {
+	var pe *pgconn.ParseConfigError
+	if !errors.As(err, &pe) {
+		return "not a PostgreSQL URL or key/value DSN"
+	}
+
+	msg := pe.Error()
+	if inner := errors.Unwrap(pe); inner != nil {
+		msg = strings.TrimSuffix(msg, " ("+inner.Error()+")")
+	}
+
+	if i := strings.LastIndex(msg, "`: "); i >= 0 {
+		msg = msg[i+3:]
+	} else {
+		msg = "malformed"
+	}
+
+	if strings.HasPrefix(msg, "failed to configure TLS") {
+		if inner := errors.Unwrap(pe); inner != nil {
+			msg += ": " + inner.Error() // about the sslmode and the files, not their secrets
+		}
+	}
+
+	return msg
+}
+
+// requireVerifiedTLS refuses a DSN that would send a password or a client
+// certificate without a verified TLS connection: sslmode prefer (pgx's
+// default when the DSN names none) and allow, which fall back to plain
+// text when the server declines TLS, and require without sslrootcert,
+// which accepts any certificate. Plain text asked for explicitly
+// (sslmode=disable) and Unix sockets are allowed, as are verify-ca,
+// verify-full and require with sslrootcert (verify-ca, as libpq does).
+func requireVerifiedTLS(cc *pgx.ConnConfig) error {
+	all := append([]*pgconn.FallbackConfig{{Host: cc.Host, Port: cc.Port, TLSConfig: cc.TLSConfig}}, cc.Fallbacks...)
+
+	secret := cc.Password != ""
+	for _, f := range all {
+		if t := f.TLSConfig; t != nil && (len(t.Certificates) > 0 || t.GetClientCertificate != nil) {
+			secret = true
+		}
+	}
+
+	if !secret {
+		return nil
+	}
+
+	var plain, unverified, verified bool
+
+	for _, f := range all {
+		switch t := f.TLSConfig; {
+		case strings.HasPrefix(f.Host, "/"):
+			// a Unix socket: never TLS, never on the network
+		case t == nil:
+			plain = true
+		case t.InsecureSkipVerify && t.VerifyPeerCertificate == nil && t.VerifyConnection == nil:
+			unverified = true
+		default:
+			verified = true
+		}
+	}
+
+	if !unverified && !(plain && verified) {
+		return nil // verified TLS only, or plain text only (sslmode=disable)
+	}
+
+	return invalid("sslmode", "", "would send the password or client key without verified TLS (sslmode prefer, allow, or require without "+
+		"sslrootcert, which is pgx's default when none is given): use sslmode=verify-full with sslrootcert=CA "+
+		"(or verify-ca), or sslmode=disable to send them in plain text on purpose", ErrInsecure)
 }

@@ -12,7 +12,7 @@
 //	)
 //
 //	kv, err := valkeyrie.NewStore(ctx, postgres.StoreName,
-//		[]string{"postgres://user:pass@db:5432/app?sslmode=require"},
+//		[]string{"postgres://user:pass@db:5432/app?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.crt"},
 //		&postgres.Config{Table: "leadership_kv"})
 //	if err != nil {
 //		return err
@@ -85,20 +85,31 @@
 // op is P (write) or D (delete, expiry), idx the index of the change (a
 // deletion takes a fresh one), xid the writing transaction, lock its lock
 // id, exp the milliseconds to expiry, value the new value in base64 when
-// the payload stays under 8000 bytes ("-" otherwise: watchers then fetch
-// the value by key and index, and skip it if it was already overwritten).
-// Keep-alive renewals keep idx and are not notified. An overwrite of an
-// expired, not yet purged row is notified as its expiry then the write.
-// A key too long for a payload, or a TRUNCATE, sends R: every watch of
-// every handle resyncs. Changes made by hand must assign idx from the
-// sequence to be seen.
+// the payload stays under 8000 bytes ("-" otherwise). Keep-alive renewals
+// keep idx and are not notified. An overwrite of an expired, not yet purged
+// row is notified as its expiry then the write. A key too long for a
+// payload, or a TRUNCATE, sends R: every watch of every handle resyncs.
+// Changes made by hand must assign idx from the sequence to be seen.
+//
+// A notification is a hint and nothing more: any role that may connect to
+// the database can send one on any channel (pg_notify needs no privilege),
+// so nothing a payload carries is believed. A notification for a key makes
+// its watches read the row again, wakes the Lock calls waiting on it, and
+// has the locks held on it checked against their rows (liveLocks); the
+// value, index and lock id it names are never delivered or acted on. A
+// forged notification therefore costs a read, and changes nothing a watch
+// delivers or a lock holder sees.
 //
 // Each handle has one dedicated listener connection (besides its pool),
 // which fans notifications out to its watches, blocked Lock calls and held
 // locks. A watch registers before its first read, which also returns the
 // read's snapshot (pg_current_snapshot); notifications from transactions
-// that snapshot already saw are dropped, so each change is delivered once,
-// in order, and none is lost between the read and the first event.
+// that snapshot already saw are dropped. The notifications that arrive
+// together are followed by one read of the key, whose result is delivered
+// if it differs from the last pair delivered: every change seen one at a
+// time is delivered, in order; changes that come in a burst may be
+// delivered as their final state only. None is lost between the read and
+// the first event.
 //
 // # Liveness
 //
@@ -115,8 +126,9 @@
 // takes it when the key is absent, not a lock, or expired, writing the
 // lock value; otherwise it waits for a notification on the key (release,
 // expiry, overwrite), re-checking at least every 2s. The lost channel
-// closes when the lock is unlocked, deleted or overwritten (seen by
-// notification), or when its local deadline passes: the send time of the
+// closes when the lock is unlocked, deleted or overwritten (a notification
+// on the key has the row read: the lock is lost when its lock id is no
+// longer live there), or when its local deadline passes: the send time of the
 // last successful renewal plus the TTL, which is never later than the
 // row's expiry on the server. It therefore also closes after Close, or
 // when the server cannot be reached, before anyone else can take the lock.

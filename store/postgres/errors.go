@@ -28,6 +28,13 @@ var (
 	// and each table its own.
 	ErrChannelMismatch = errors.New("postgres: the table already notifies on another channel")
 
+	// ErrInsecure is wrapped by the *ConfigError of a DSN that would send
+	// a password or a client key without verified TLS (sslmode prefer,
+	// pgx's default, allow, or require without sslrootcert): see
+	// requireVerifiedTLS. sslmode=disable sends them in plain text on
+	// purpose; verify-full (or verify-ca) verifies the server.
+	ErrInsecure = errors.New("postgres: credentials would be sent without verified TLS")
+
 	// ErrEmptyKey is returned when a key is empty once leading and trailing
 	// slashes are trimmed.
 	ErrEmptyKey = errors.New("postgres: empty key")

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/store/internal/kv"
 )
@@ -71,10 +70,12 @@ func (s *Store) listen(conn *pgx.Conn) {
 		cancel()
 
 		if err == nil {
-			if !s.dispatch(n.Payload) {
+			ok, check := s.dispatch(n.Payload)
+			if !ok {
 				s.resync()
-				checkHeld = true
 			}
+
+			checkHeld = checkHeld || check || !ok
 
 			continue
 		}
@@ -150,15 +151,25 @@ func (s *Store) reconnect() *pgx.Conn {
 }
 
 // dispatch hands one notification to whom it concerns. It returns false
-// when the notification cannot be followed (a resync is then needed).
-func (s *Store) dispatch(payload string) bool {
+// when the notification cannot be followed (a resync is then needed), and
+// check when a lock this handle holds must be verified.
+//
+// A notification is only a hint: any role that may connect can send one on
+// the channel (pg_notify), so nothing it carries is believed. It wakes the
+// blocked Lock calls of its key, makes the watches of its key or directory
+// read the rows again (one read per batch of notifications, and none for a
+// notification the watch's last read already reflects), and has the locks
+// held on its key checked against their rows. Its expiry only brings the
+// next purge forward, and a purge deletes only what the server's clock says
+// has expired.
+func (s *Store) dispatch(payload string) (ok, check bool) {
 	ev, err := parseEvent(payload)
 	if err != nil || ev.op == opResync {
-		return false
+		return false, false
 	}
 
 	if ev.hasExp {
-		s.schedulePurge(time.Now().Add(time.Duration(ev.expMs) * time.Millisecond))
+		s.schedulePurge(time.Now().Add(time.Duration(max(ev.expMs, 0)) * time.Millisecond))
 	}
 
 	s.mu.Lock()
@@ -167,24 +178,19 @@ func (s *Store) dispatch(payload string) bool {
 	s.waiters.Wake(ev.key)
 
 	for h := range s.held[ev.key] {
-		switch {
-		case h.pending:
-			h.seen = max(h.seen, ev.idx)
-		case ev.idx > h.idx:
-			s.loseLocked(h) // deleted, expired, overwritten or unlocked
+		if ev.op == opPut && ev.lockID == h.id {
+			continue // the acquisition itself (a forgery of it changes nothing)
+		}
+
+		if h.pending {
+			h.verify = true
+		} else {
+			check = true // deleted, expired, overwritten or unlocked?
 		}
 	}
 
-	if set := s.keyWatches[ev.key]; len(set) > 0 {
-		pair := &store.KVPair{Key: ev.key, LastIndex: ev.idx}
-		if ev.op == opPut {
-			pair.Value = ev.value
-		}
-
-		fetch := ev.op == opPut && !ev.hasValue
-		for w := range set {
-			w.q.Push(keyItem{xid: ev.xid, pair: kv.ClonePair(pair), fetch: fetch})
-		}
+	for w := range s.keyWatches[ev.key] {
+		w.q.Push(keyItem{xid: ev.xid, del: ev.op == opDelete, idx: ev.idx})
 	}
 
 	for w := range s.treeWatches {
@@ -193,7 +199,7 @@ func (s *Store) dispatch(payload string) bool {
 		}
 	}
 
-	return true
+	return true, check
 }
 
 // resync is called when notifications may have been missed: every watch

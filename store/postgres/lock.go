@@ -34,10 +34,10 @@ type heldLock struct {
 	key, id string
 	idx     uint64 // index of the acquisition
 
-	// While pending the acquisition is in flight: seen collects the highest
-	// index notified on key meanwhile, verify records a resync.
+	// While pending the acquisition is in flight: verify records a resync
+	// or a notification on key meanwhile (checked against the row once the
+	// acquisition returns).
 	pending bool
-	seen    uint64
 	verify  bool
 
 	lost     chan struct{} // closed on release, whatever the cause
@@ -205,10 +205,6 @@ func (s *Store) confirmLock(l *locker, h *heldLock, idx uint64, sent time.Time) 
 	s.heldByID[h.id] = h
 	h.deadline = sent.Add(l.TTL)
 	h.timer = time.AfterFunc(time.Until(h.deadline), func() { s.expireLock(h) })
-
-	if h.seen > idx {
-		s.loseLocked(h) // changed by someone else right after
-	}
 
 	verify := h.verify && !h.released
 	s.mu.Unlock()

@@ -56,8 +56,10 @@ const (
 // transaction (pg_current_xact_id); lock the lock id of the new row (P) or
 // of the deleted row (D), empty for a plain key; exp the milliseconds until
 // the new row expires, empty without TTL; val the new value in base64, or
-// "-" when it does not fit (readers fetch it by key and idx); key last, so
-// it may contain colons. NOTIFY payloads must stay under 8000 bytes.
+// "-" when it does not fit; key last, so
+// it may contain colons. NOTIFY payloads must stay under 8000 bytes. Any
+// role that may connect can send such a payload: readers take it as a hint
+// to read the row, never as data (see "Notifications" in doc.go).
 const eventFn = `
 CREATE OR REPLACE FUNCTION %[1]s(ch text, op text, idx bigint, lk text, ex bigint, val text, k text)
 RETURNS void LANGUAGE plpgsql AS $fn$

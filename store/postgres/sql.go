@@ -16,7 +16,7 @@ type queries struct {
 	lock, unlockDelete, unlockKeep string
 	stopRenew, heartbeat, purge    string
 	watchKey, watchTree, watchAll  string
-	fetch, liveLocks               string
+	liveLocks                      string
 }
 
 const live = "(t.expires_at IS NULL OR t.expires_at > now())"
@@ -109,7 +109,6 @@ SELECT (SELECT count(*) FROM d),
 		watchTree: fmt.Sprintf("SELECT s.snap, t.key, t.value, t.idx FROM %s LEFT JOIN %s t ON t.key >= $1 AND t.key < $2 AND %s ORDER BY t.key", snap, tbl, live),
 		watchAll:  fmt.Sprintf("SELECT s.snap, t.key, t.value, t.idx FROM %s LEFT JOIN %s t ON %s ORDER BY t.key", snap, tbl, live),
 
-		fetch:     fmt.Sprintf("SELECT t.value FROM %s t WHERE t.key = $1 AND t.idx = $2", tbl),
 		liveLocks: fmt.Sprintf("SELECT t.lock_id FROM %s t WHERE t.lock_id = ANY($1) AND %s", tbl, live),
 	}
 }

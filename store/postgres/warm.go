@@ -18,7 +18,7 @@ const warmConns = 2
 
 // warmBatch returns statements that prepare, on the connection that runs
 // them, what the calls of a handle use most (Get, AtomicPut, Delete, key
-// watches' fetches, the keeper's heartbeat), without changing any row:
+// watches' reads, the keeper's heartbeat), without changing any row:
 // the arrays are empty, the key "" never exists (keys are trimmed of "/"
 // and never empty) and nothing is owned by this handle yet. pgx caches a
 // statement the first time it runs on a connection, so the calls that
@@ -29,7 +29,6 @@ func (s *Store) warmBatch() *pgx.Batch {
 	b.Queue(s.q.casMany, []string{}, [][]byte{}, []int64{}, []*int64{}, []*string{})
 	b.Queue(s.q.createMany, []string{}, [][]byte{}, []*int64{}, []*string{})
 	b.Queue(s.q.del, "")
-	b.Queue(s.q.fetch, "", int64(0))
 	b.Queue(s.q.heartbeat, s.id)
 
 	return b

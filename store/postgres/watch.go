@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -13,13 +12,14 @@ import (
 	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
-// keyItem is what the listener queues for a key watch: one event, or a
+// keyItem is what the listener queues for a key watch: one notification
+// (a hint that the key changed: nothing it carries is delivered), or a
 // resync order after notifications may have been missed.
 type keyItem struct {
 	resync bool
-	xid    uint64        // writing transaction of the event
-	pair   *store.KVPair // the event's pair, nil Value for a deletion
-	fetch  bool          // a put whose value did not fit in the payload
+	xid    uint64 // the writing transaction the notification names
+	del    bool   // it says the key was deleted
+	idx    uint64 // the index it gives the change
 }
 
 type keyWatch struct {
@@ -121,45 +121,45 @@ func runWatch[I, T any](s *Store, ctx context.Context, q *watch.Queue[I], drop f
 
 func (s *Store) runKeyWatch(ctx context.Context, w *keyWatch, last *store.KVPair, snap snapshot, out chan<- *store.KVPair) {
 	runWatch(s, ctx, w.q, func() { s.dropKeyWatch(w) }, last, out, func(wctx context.Context, items []keyItem) bool {
-		for _, it := range items {
-			p, ok := s.keyItemPair(wctx, w.key, it, &snap, last)
-			if !ok {
-				continue
-			}
-
-			if !watch.Send(wctx, out, p) {
-				return false
-			}
-			last = p
+		p, ok := s.keyItemsPair(wctx, w.key, items, &snap, last)
+		if !ok {
+			return wctx.Err() == nil
 		}
 
-		return wctx.Err() == nil
+		if !watch.Send(wctx, out, p) {
+			return false
+		}
+		last = p
+
+		return true
 	})
 }
 
-// keyItemPair returns the pair to deliver for it, if any.
-func (s *Store) keyItemPair(ctx context.Context, key string, it keyItem, snap *snapshot, last *store.KVPair) (*store.KVPair, bool) {
-	if !it.resync {
-		if snap.visible(it.xid) {
-			return nil, false // the last read already reflects it
-		}
+// keyItemsPair returns the pair to deliver for a batch of items, if any.
+// Notifications are hints: the row is read again (once for the batch)
+// unless the last read already reflects every one of them, and what the
+// read returns is delivered if it differs from last. A deletion takes the
+// highest index the batch's deletion notifications give, only when the
+// read shows the key gone after last showed it present (else LastIndex 0):
+// the index is a label, the deletion itself is what the read saw.
+func (s *Store) keyItemsPair(ctx context.Context, key string, items []keyItem, snap *snapshot, last *store.KVPair) (*store.KVPair, bool) {
+	stale := false
+	var delIdx uint64
 
-		if !it.fetch {
-			return it.pair, true
-		}
-
-		v, found, err := s.fetchValue(ctx, key, it.pair.LastIndex)
-		if err == nil {
-			if !found {
-				return nil, false // overwritten since: a later event follows
+	for _, it := range items {
+		switch {
+		case it.resync:
+			stale = true
+		case !snap.visible(it.xid):
+			stale = true
+			if it.del {
+				delIdx = max(delIdx, it.idx)
 			}
-
-			p := kv.ClonePair(it.pair)
-			p.Value = v
-
-			return p, true
 		}
-		// Fall back to the current state.
+	}
+
+	if !stale {
+		return nil, false // the last read already reflects them
 	}
 
 	var p *store.KVPair
@@ -173,6 +173,10 @@ func (s *Store) keyItemPair(ctx context.Context, key string, it keyItem, snap *s
 	})
 	if err != nil || samePair(last, p) {
 		return nil, false
+	}
+
+	if p.Value == nil && last.Value != nil && delIdx > last.LastIndex {
+		p.LastIndex = delIdx
 	}
 
 	return p, true
@@ -214,27 +218,6 @@ func (s *Store) readKey(ctx context.Context, k string) (*store.KVPair, snapshot,
 	}
 
 	return &store.KVPair{Key: k, Value: nonNil(value), LastIndex: uint64(*idx)}, snap, nil
-}
-
-// fetchValue reads the value key had at index idx, if it still has it.
-func (s *Store) fetchValue(ctx context.Context, k string, idx uint64) ([]byte, bool, error) {
-	i, ok := index(idx)
-	if !ok {
-		return nil, false, nil
-	}
-
-	var value []byte
-
-	err := s.queryRow(ctx, s.q.fetch, []any{k, i}, &value)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, false, nil
-	}
-
-	if err != nil {
-		return nil, false, err
-	}
-
-	return nonNil(value), true, nil
 }
 
 // WatchTree returns a channel that first receives the current children of
