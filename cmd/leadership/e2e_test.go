@@ -448,3 +448,55 @@ func TestE2EProxyHandoffs(t *testing.T) {
 		t.Logf("%d requests: %d x 200, %d x 503, longest 200 %v; %s", len(all), count[200], count[503], longest.Round(time.Millisecond), strings.Join(summary, "; "))
 	})
 }
+
+// TestE2EStatusTimings runs status against a live leader (a run at the
+// default TTL of 15s), a released election and a leader killed with -9,
+// checks what it answers, with and without --no-wait, and logs how long
+// each answer took (issue 26: a live leader within one renew interval, a
+// released election at once, a dead leader after its TTL).
+func TestE2EStatusTimings(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, bin, url, key string) {
+		env := cleanEnv()
+		status := func(what string, wantCode int, wantLeader string, extra ...string) time.Duration {
+			t.Helper()
+			began := time.Now()
+			p := startProc(t, "status", env, bin, append([]string{"status", "--store", url, "--key", key}, extra...)...)
+			code := p.exitCode(t, time.Minute)
+			took := time.Since(began)
+			out := p.stderr.String() // stdout and stderr both
+			if code != wantCode || !strings.Contains(out, " "+wantLeader+" ") {
+				t.Errorf("status %v, %s: exit %d, output %q; want exit %d and %q", extra, what, code, out, wantCode, wantLeader)
+			}
+			t.Logf("status%s %s: exit %d in %v", strings.Join(append([]string{""}, extra...), " "), what, code, took.Round(time.Millisecond))
+			return took
+		}
+		start := func(name string) *proc {
+			p := startProc(t, name, env, bin, "run", "--store", url, "--key", key, "--name", name, "--", "sleep", "1000")
+			if !waitFor(time.Minute, func() bool { return len(linesWith(p.stderr.String(), "elected, token")) > 0 }) {
+				t.Fatalf("%s not elected after a minute:\n%s", name, p.stderr.String())
+			}
+			return p
+		}
+
+		live := start("live")
+		for i := range 3 {
+			time.Sleep(time.Duration(i) * time.Second) // not always just after a renewal
+			status("of a live leader (TTL 15s, renewed every 3.6s)", exitOK, "live")
+		}
+		status("of a live leader", exitUnconfirmed, "-", "--no-wait")
+		live.signal(syscall.SIGTERM)
+		if code := live.exitCode(t, 30*time.Second); code != exitOK {
+			t.Errorf("SIGTERMed run exited with %d", code)
+		}
+		status("of a released election", exitNoLeader, "-")
+		status("of a released election", exitNoLeader, "-", "--no-wait")
+
+		dead := start("dead")
+		if err := dead.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-dead.done
+		status("of a leader killed with -9", exitUnconfirmed, "-", "--no-wait")
+		status("of a leader killed with -9", exitUnconfirmed, "-")
+	})
+}

@@ -247,7 +247,8 @@ const exitStatusHelp = `Exit status:
 const exitStatusAll = exitStatusHelp + `  3  status: the election has no leader
   4  follow, proxy, run, status: the election was ended (leadership end)
   5  status: unconfirmed: a leader is recorded but was not seen renewing its
-     lease within its TTL (it has probably crashed)
+     lease within its TTL (it has probably crashed), or --no-wait did not
+     watch it
   6  run --try: not elected within the time given
   run: when COMMAND ends by itself while leading, its exit status (128+N
   after signal N); 127 when COMMAND cannot be started

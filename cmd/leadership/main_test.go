@@ -133,7 +133,7 @@ func TestHelp(t *testing.T) {
 			"--restart", "LEADERSHIP_TOKEN", "LEADERSHIP_LEADER", "LEADERSHIP_TERM_STARTED", "margin = grace + min(TTL/10, 500ms)",
 			"SIGKILL", "127  COMMAND could not be found", "4  the election was ended"},
 		"follow": {"--json", "TIME LEADER TERM", `"-"`, "4  the election was ended"},
-		"status": {"--json", "3  the election has no leader", "4  the election was ended", "5  unconfirmed", "the leader's TTL"},
+		"status": {"--json", "--no-wait", "$LEADERSHIP_NO_WAIT", "3  the election has no leader", "4  the election was ended", "5  unconfirmed", "one renew interval", "\"renewals\""},
 		"proxy": {"--listen ADDR", "$LEADERSHIP_LISTEN", "--health-path PATH", `(default "/.leadership/health")`, "Retry-After: 1", "502", "Upgrade", "4  the election was ended",
 			"--hold DURATION", "$LEADERSHIP_HOLD", "(default 5s)", "refuses the connection"},
 		"end":    {"EndElection", "--force", "$LEADERSHIP_FORCE"},
