@@ -101,9 +101,9 @@ func runContext(ctx context.Context, args []string, s streams) int {
 	case "-h", "-help", "--help":
 		printUsage(stdout)
 		return exitOK
-	case "-version", "--version":
+	case "-version", "--version", "version":
 		if len(rest) > 0 {
-			return usageFail(stderr, "", usageErrorf("--version takes no arguments"))
+			return usageFail(stderr, "", usageErrorf("%s takes no arguments", name))
 		}
 		_, _ = fmt.Fprintln(stdout, versionLine())
 		return exitOK
@@ -262,7 +262,7 @@ func printUsage(w io.Writer) {
 Usage:
   leadership <command> [flags] [arguments]
   leadership help [command]
-  leadership --version
+  leadership version          (or --version)
 
 Commands:
 `)
