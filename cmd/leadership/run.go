@@ -211,12 +211,12 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 	if err != nil {
 		return &exitError{code: exitNoExec, err: fmt.Errorf("COMMAND %q: %w", cfg.argv[0], err)}
 	}
-	kv, err := cfg.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer kv.Close()
-	defer memoryNotice(s.stderr, cfg.store, false)()
+	var kv store.Store
+	defer func() {
+		if kv != nil {
+			_ = kv.Close()
+		}
+	}()
 
 	margin := cfg.margin()
 	// cand is the current candidacy, nil while --restart backs off; elected
@@ -246,9 +246,22 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 			cand, elected, errs = nil, nil, nil
 		}
 	}
-	if err := startUntilRead(ctx, campaign, cfg.try, lg); err != nil {
+	// The store is opened, and the first campaign started, until the store
+	// answers: one that cannot be reached yet (at boot) is retried.
+	start := func() error {
+		if kv == nil {
+			k, err := cfg.open(ctx)
+			if err != nil {
+				return err
+			}
+			kv = k
+		}
+		return campaign()
+	}
+	if err := startUntilRead(ctx, start, cfg.try, lg); err != nil {
 		return err
 	}
+	defer memoryNotice(s.stderr, cfg.store, false)()
 	defer withdraw()
 	lg.printf("campaigning for key %q on %s (TTL %v, grace %v, margin %v)", cfg.key, cfg.redacted(), cfg.ttl, cfg.graceD(), margin)
 
@@ -433,11 +446,17 @@ func startUntilRead(ctx context.Context, start func() error, try time.Duration, 
 	}
 }
 
-// transient reports whether err, from a start, is the store not answering
-// (unreachable, or no answer in time) rather than refusing.
+// transient reports whether err, from a start (opening the store, or the
+// first read), is the store not answering (unreachable, or no answer in
+// time) rather than refusing.
 func transient(err error) bool {
-	return errors.Is(err, leadership.ErrStore) &&
-		(errors.Is(err, store.ErrNotReachable) || errors.Is(err, context.DeadlineExceeded))
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return false
+	}
+	return errors.Is(err, store.ErrNotReachable) ||
+		errors.Is(err, leadership.ErrStore) && errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, errOpenTimeout)
 }
 
 // badNameRune reports whether r may not be in a candidate's name: space
