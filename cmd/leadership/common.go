@@ -105,6 +105,9 @@ var openStoreFunc = open.Store
 // openTimeout bounds opening the store.
 const openTimeout = 30 * time.Second
 
+// errOpenTimeout is a store that did not open within openTimeout.
+var errOpenTimeout = errors.New("no answer in time")
+
 // open opens the store. A malformed URL, an unknown scheme or a backend
 // this build lacks is a *usageError; anything else (an unreachable server)
 // is a runtime error.
@@ -117,6 +120,8 @@ func (e *electionFlags) open(ctx context.Context) (store.Store, error) {
 		return kv, nil
 	case errors.Is(err, open.ErrInvalidURL):
 		return nil, usageErrorf("--store: %v", err)
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:
+		err = fmt.Errorf("%w: %w", errOpenTimeout, err)
 	}
 	return nil, fmt.Errorf("cannot open %s: %w", e.redacted(), err)
 }
@@ -217,11 +222,15 @@ func noArgs(cmd string, args []string) error {
 // follower and closes the client.
 func (e *electionFlags) follow(ctx context.Context, stderr io.Writer) (f *leadership.Follower, errs <-chan error, stop func(), err error) {
 	memoryNotice(stderr, e.store, true)
-	kv, err := e.open(ctx)
-	if err != nil {
-		return nil, nil, nil, err
-	}
+	var kv store.Store
 	start := func() error {
+		if kv == nil {
+			k, err := e.open(ctx)
+			if err != nil {
+				return err
+			}
+			kv = k
+		}
 		f = leadership.NewFollower(kv, e.key)
 		if _, errs, err = f.FollowElection(); err != nil {
 			return startError(err)
@@ -229,7 +238,9 @@ func (e *electionFlags) follow(ctx context.Context, stderr io.Writer) (f *leader
 		return nil
 	}
 	if err := startUntilRead(ctx, start, 0, &logger{w: stderr, prefix: "leadership: "}); err != nil {
-		_ = kv.Close()
+		if kv != nil {
+			_ = kv.Close()
+		}
 		return nil, nil, nil, err
 	}
 	return f, errs, func() { f.Stop(); _ = kv.Close() }, nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -82,5 +83,27 @@ func TestE2ETLSMismatchNamed(t *testing.T) {
 	}
 	if !ran {
 		t.Skip("no LEADERSHIP_ETCD or LEADERSHIP_REDIS (scripts/servers.sh env)")
+	}
+}
+
+// A store that cannot be reached when run, follow or proxy start is
+// retried, each failure logged, not a reason to exit (issue 26): run --try
+// bounds it (exit 6), follow keeps trying until stopped (exit 0); status,
+// a one-shot read, exits 1.
+func TestE2EStoreDownAtStart(t *testing.T) {
+	bin := testBinary(t)
+	url := "etcd://" + deadAddr(t)
+	run := startProc(t, "run", cleanEnv(), bin, "run", "--store", url, "--key", "k", "--name", "n", "--try", "3s", "--", "true")
+	if code := run.exitCode(t, time.Minute); code != exitNotElected || len(linesWith(run.stderr.String(), "(retrying in")) == 0 {
+		t.Errorf("run --try 3s on a closed port: exit %d, want %d after retries:\n%s", code, exitNotElected, run.stderr.String())
+	}
+	follow := startProc(t, "follow", cleanEnv(), bin, "follow", "--store", url, "--key", "k")
+	if !waitFor(time.Minute, func() bool { return len(linesWith(follow.stderr.String(), "(retrying in")) >= 2 }) {
+		t.Fatalf("follow on a closed port did not keep trying:\n%s", follow.stderr.String())
+	}
+	follow.signal(syscall.SIGTERM)
+	follow.exitCode(t, time.Minute)
+	if code, line := statusLine(t, bin, url); code != exitFailure || !strings.Contains(line, "connection refused") {
+		t.Errorf("status on a closed port: exit %d, %q", code, line)
 	}
 }

@@ -42,6 +42,10 @@ func applyEnv(fs *flag.FlagSet, lookup func(string) (string, bool)) error {
 			return
 		}
 		if e := fs.Set(f.Name, v); e != nil {
+			if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+				err = usageErrorf("invalid value %q in environment variable %s (for --%s): want true or false (also 1, 0, t, f, TRUE, FALSE)", v, envName(f.Name), f.Name)
+				return
+			}
 			err = usageErrorf("invalid value %q in environment variable %s (for --%s): %v", v, envName(f.Name), f.Name, e)
 		}
 	})

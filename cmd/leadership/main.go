@@ -101,9 +101,9 @@ func runContext(ctx context.Context, args []string, s streams) int {
 	case "-h", "-help", "--help":
 		printUsage(stdout)
 		return exitOK
-	case "-version", "--version":
+	case "-version", "--version", "version":
 		if len(rest) > 0 {
-			return usageFail(stderr, "", usageErrorf("--version takes no arguments"))
+			return usageFail(stderr, "", usageErrorf("%s takes no arguments", name))
 		}
 		_, _ = fmt.Fprintln(stdout, versionLine())
 		return exitOK
@@ -247,7 +247,8 @@ const exitStatusHelp = `Exit status:
 const exitStatusAll = exitStatusHelp + `  3  status: the election has no leader
   4  follow, proxy, run, status: the election was ended (leadership end)
   5  status: unconfirmed: a leader is recorded but was not seen renewing its
-     lease within its TTL (it has probably crashed)
+     lease within its TTL (it has probably crashed), or --no-wait did not
+     watch it
   6  run --try: not elected within the time given
   run: when COMMAND ends by itself while leading, its exit status (128+N
   after signal N); 127 when COMMAND cannot be started
@@ -261,7 +262,7 @@ func printUsage(w io.Writer) {
 Usage:
   leadership <command> [flags] [arguments]
   leadership help [command]
-  leadership --version
+  leadership version          (or --version)
 
 Commands:
 `)

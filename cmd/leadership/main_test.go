@@ -133,7 +133,7 @@ func TestHelp(t *testing.T) {
 			"--restart", "LEADERSHIP_TOKEN", "LEADERSHIP_LEADER", "LEADERSHIP_TERM_STARTED", "margin = grace + min(TTL/10, 500ms)",
 			"SIGKILL", "127  COMMAND could not be found", "4  the election was ended"},
 		"follow": {"--json", "TIME LEADER TERM", `"-"`, "4  the election was ended"},
-		"status": {"--json", "3  the election has no leader", "4  the election was ended", "5  unconfirmed", "the leader's TTL"},
+		"status": {"--json", "--no-wait", "$LEADERSHIP_NO_WAIT", "3  the election has no leader", "4  the election was ended", "5  unconfirmed", "one renew interval", "\"renewals\""},
 		"proxy": {"--listen ADDR", "$LEADERSHIP_LISTEN", "--health-path PATH", `(default "/.leadership/health")`, "Retry-After: 1", "502", "Upgrade", "4  the election was ended",
 			"--hold DURATION", "$LEADERSHIP_HOLD", "(default 5s)", "refuses the connection"},
 		"end":    {"EndElection", "--force", "$LEADERSHIP_FORCE"},
@@ -150,7 +150,7 @@ func TestHelp(t *testing.T) {
 		}
 	}
 	_, out, _ := runCLI(t, "--help")
-	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "delete ", "3  status: the election has no leader", "4  follow, proxy, run", "5  status: unconfirmed", "6  run --try", "leadership --version"} {
+	for _, want := range []string{"run ", "follow ", "status ", "proxy ", "end ", "delete ", "3  status: the election has no leader", "4  follow, proxy, run", "5  status: unconfirmed", "6  run --try", "leadership version", "--version"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("usage lacks %q:\n%s", want, out)
 		}
@@ -206,6 +206,11 @@ func TestUsageErrors(t *testing.T) {
 		{"proxy without listen", noStore, []string{"proxy", "--store", "memory://x", "--key", "k"}, "--listen is required"},
 		{"proxy bad listen", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", "8080"}, `--listen "8080": want host:port`},
 		{"proxy negative hold", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", ":0", "--hold", "-1s"}, "--hold -1s: must not be negative"},
+		{"run name with a space", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "my host", "--", "true"}, `--name "my host": a name is one word`},
+		{"run name with a tab from env", map[string]string{"LEADERSHIP_NAME": "a\tb"}, []string{"run", "--store", "memory://x", "--key", "k", "--", "true"}, `--name "a\tb"`},
+		{"run name dash", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "-", "--", "true"}, `--name "-"`},
+		{"env json yes", map[string]string{"LEADERSHIP_JSON": "yes"}, []string{"status", "--store", "memory://x", "--key", "k"}, `invalid value "yes" in environment variable LEADERSHIP_JSON (for --json): want true or false`},
+		{"version extra", nil, []string{"version", "extra"}, "version takes no arguments"},
 		{"proxy bad health path", noStore, []string{"proxy", "--store", "memory://x", "--key", "k", "--listen", ":0", "--health-path", "health"}, "must start with /"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

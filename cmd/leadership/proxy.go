@@ -66,15 +66,18 @@ request, so the proxy follows a change as soon as its follower sees it
 (milliseconds after a handoff; within 90% of the TTL after a leader
 vanished, before anyone else can take over).
 
-  - no leader, or a name that is not an address: 503 with "Retry-After: 1"
-    and a one-line text body;
+  - no leader (between a release and the next election, or after a crash):
+    the request waits for one, for up to --hold from its arrival, and goes
+    to it; if none is elected in time, 503 with "Retry-After: 1" and a
+    one-line text body. A clean handoff thus gives no client an error;
+  - a leader whose name is not an address: 503 at once, the same way;
   - the leader refuses the connection (nothing listens there yet, as
     during a handoff): the request is held and tried again, with the leader
-    read anew before each try, for up to --hold; then 503 with
-    "Retry-After: 1". Only requests whose body the proxy can send again
-    are held: no body, or a body of known length up to 64 KiB (kept in
-    memory); others get the 503 at once. Nothing was sent to any leader
-    then, so the client can safely retry;
+    read anew before each try, until --hold has passed since it arrived;
+    then 503 with "Retry-After: 1". Only requests whose body the proxy can
+    send again are held: no body, or a body of known length up to 64 KiB
+    (kept in memory); others get the 503 at once. Nothing was sent to any
+    leader then, so the client can safely retry;
   - an idempotent request (GET, HEAD, OPTIONS, TRACE, without a body)
     whose connection broke before any answer (reset or closed, as when the
     leader is killed while serving it) is held and tried again the same
@@ -85,9 +88,11 @@ vanished, before anyone else can take over).
     (WebSocket and others) are passed through;
   - X-Forwarded-For, X-Forwarded-Host and X-Forwarded-Proto are set (those
     the client sent are replaced); the Host header is the leader's;
-  - GET --health-path answers {"leader":"...","term":N,"ready":true} with 200
-    when a leader with a usable address is known, ready false and 503
-    otherwise; it is never proxied.
+  - GET --health-path answers
+    {"leader":"NAME","address":"http://host:port","term":N,"ready":true}
+    with 200 when a leader with a usable address is known (address is
+    where requests go), ready false and 503 otherwise (address is then the
+    unusable value, or "" without a leader); it is never proxied.
 
 SIGINT or SIGTERM stops accepting connections and waits up to
 --shutdown-timeout for requests in flight (upgraded connections are closed),
@@ -109,7 +114,7 @@ type proxyConfig struct {
 func proxyCommand() *command {
 	return &command{
 		name:    "proxy",
-		args:    "--store URL --key KEY --listen ADDR [--hold 5s] [--health-path PATH]",
+		args:    "--store URL --key KEY --listen ADDR [--hold 5s] [--health-path PATH] [--shutdown-timeout 10s]",
 		summary: "HTTP reverse proxy to whichever process leads (names are addresses)",
 		about:   proxyAbout,
 		exits:   endedExit,
@@ -119,7 +124,7 @@ func proxyCommand() *command {
 			fs.StringVar(&cfg.listen, "listen", "", "listen on `ADDR` (host:port, such as :8080 or 127.0.0.1:0), required")
 			fs.StringVar(&cfg.healthPath, "health-path", proxyDefaultHealthPath, "serve the proxy's own health at `PATH` (not proxied)")
 			durationFlag(fs, &cfg.shutdownTimeout, "shutdown-timeout", proxyDefaultShutdown, "on SIGINT/SIGTERM, wait this `DURATION` for requests in flight")
-			durationFlag(fs, &cfg.hold, "hold", proxyDefaultHold, "hold a request whose connection the leader refused, retrying, for up to this `DURATION` before answering 503 (0: answer 503 at once)")
+			durationFlag(fs, &cfg.hold, "hold", proxyDefaultHold, "hold a request for up to this `DURATION` while there is no leader, the leader refuses the connection, or an idempotent request's connection broke before any answer (the leader killed mid-flight), until a leader answers; then 503 (502 for a broken one; 0: answer at once)")
 			return flagsOnly("proxy", cfg.validate, func(ctx context.Context, s streams) error { return runProxy(ctx, cfg, s) })
 		},
 	}
@@ -196,6 +201,7 @@ loop:
 				break loop
 			}
 			logLeader(lg, o)
+			p.leaderChanged()
 		case err, ok := <-errs:
 			errs = lg.storeError(errs, err, ok)
 		}
@@ -248,6 +254,9 @@ type leaderProxy struct {
 
 	upgraded context.Context // ends when the server shuts down
 	cancel   context.CancelFunc
+
+	mu      sync.Mutex
+	changed chan struct{} // closed (and replaced) when the leader changes
 }
 
 // proxyTarget is what a request is forwarded to, carried in its context
@@ -276,7 +285,7 @@ func newLeaderProxy(current func() leadership.Observation, key, healthPath strin
 	t.Proxy = nil // the leader is reached directly, whatever HTTP_PROXY says
 	t.DialContext = (&net.Dialer{Timeout: proxyDialTimeout, KeepAlive: 30 * time.Second}).DialContext
 	p := &leaderProxy{current: current, key: key, healthPath: healthPath, hold: hold, log: lg, transport: t,
-		failures: &rateLimitedLog{log: lg, every: proxyLogEvery}}
+		failures: &rateLimitedLog{log: lg, every: proxyLogEvery}, changed: make(chan struct{})}
 	p.upgraded, p.cancel = context.WithCancel(context.Background())
 	p.rp = &httputil.ReverseProxy{
 		Rewrite: func(pr *httputil.ProxyRequest) {
@@ -293,23 +302,32 @@ func newLeaderProxy(current func() leadership.Observation, key, healthPath strin
 }
 
 // ServeHTTP answers the health path itself and forwards everything else
-// to the leader, or answers 503 when there is none. A request whose
-// connection the leader refused (or, for an idempotent one, dropped before
-// any answer) is held and tried again, the leader read anew each time,
-// until it is answered or --hold has passed (then 503, or 502 if the last
-// try was dropped).
+// to the leader. A request that comes while there is no leader waits for
+// one, for up to --hold (then 503). A request whose connection the leader
+// refused (or, for an idempotent one, dropped before any answer) is held
+// and tried again, the leader read anew each time, until it is answered or
+// --hold has passed since it came (then 503, or 502 if the last try was
+// dropped).
 func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	deadline := time.Now().Add(p.hold)
 	o := p.current()
-	target, err := leaderURL(leaderAddress(o))
 	if r.URL.Path == p.healthPath {
-		p.health(w, o, err == nil)
-		return
-	}
-	if err != nil {
-		unavailable(w, p.noTarget(o, err))
+		p.health(w, o)
 		return
 	}
 	ctx := r.Context()
+	if o.Leader == "" {
+		o = p.awaitLeader(ctx, deadline)
+	}
+	target, err := leaderURL(leaderAddress(o))
+	if err != nil {
+		if ctx.Err() == nil {
+			msg := p.noTarget(o, err)
+			p.failures.printf("%s %s: 503: %s", r.Method, r.URL.Path, msg)
+			unavailable(w, msg)
+		}
+		return
+	}
 	if r.Header.Get("Upgrade") != "" {
 		// An upgraded connection lives until one side closes it; end it
 		// when the server shuts down (Shutdown does not track hijacked
@@ -325,7 +343,6 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	idempotent := retryable && body == nil && idempotentMethod(r.Method)
-	deadline := time.Now().Add(p.hold)
 	pause := proxyRetryMin
 	for {
 		pt := &proxyTarget{leader: o.Leader, term: o.Term, url: target, idempotent: idempotent}
@@ -350,7 +367,9 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 			pause = min(2*pause, proxyRetryMax)
-			o = p.current()
+			if o = p.current(); o.Leader == "" {
+				o = p.awaitLeader(ctx, deadline)
+			}
 			if target, err = leaderURL(leaderAddress(o)); err == nil {
 				break
 			}
@@ -358,14 +377,17 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// pause waits d, and reports false instead when d is not positive or the
-// request or the server ends first.
+// pause waits d, or less if the leader changes meanwhile (the next try
+// then goes to the new one at once), and reports false instead when d is
+// not positive or the request or the server ends first.
 func (p *leaderProxy) pause(ctx context.Context, d time.Duration) bool {
 	if d <= 0 {
 		return false
 	}
 	select {
 	case <-time.After(d): // collected once it fires or is dropped (Go 1.23)
+		return true
+	case <-p.changes():
 		return true
 	case <-ctx.Done():
 		return false
@@ -374,10 +396,54 @@ func (p *leaderProxy) pause(ctx context.Context, d time.Duration) bool {
 	}
 }
 
+// awaitLeader waits until a leader is known, the deadline passes, or the
+// request or the server ends, and returns the last observation: one with
+// a leader, or with none if the wait ended otherwise. A request that comes
+// during a handoff, between the release and the election of the next
+// leader, so waits for the next leader instead of getting a 503.
+func (p *leaderProxy) awaitLeader(ctx context.Context, deadline time.Time) leadership.Observation {
+	for {
+		changed := p.changes() // before reading, so that no change is missed
+		o := p.current()
+		d := time.Until(deadline)
+		if o.Leader != "" || d <= 0 {
+			return o
+		}
+		select {
+		case <-changed:
+		case <-time.After(min(d, proxyRetryMax)): // the leader is also read every 100ms
+		case <-ctx.Done():
+			return o
+		case <-p.upgraded.Done(): // shutting down: answer held requests now
+			return o
+		}
+	}
+}
+
+// changes returns a channel closed at the next change of leader.
+func (p *leaderProxy) changes() <-chan struct{} {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.changed
+}
+
+// leaderChanged wakes the requests waiting for a leader (the proxy's loop
+// calls it for each observation of its follower, which current already
+// returns).
+func (p *leaderProxy) leaderChanged() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	close(p.changed)
+	p.changed = make(chan struct{})
+}
+
 // noTarget is the 503 message for an observation o with no usable leader
 // address (err says why).
 func (p *leaderProxy) noTarget(o leadership.Observation, err error) string {
 	if o.Leader == "" {
+		if p.hold > 0 {
+			return fmt.Sprintf("no leader for key %q within %v (--hold)", p.key, p.hold)
+		}
 		return fmt.Sprintf("no leader for key %q", p.key)
 	}
 	return fmt.Sprintf("the leader of key %q, %q, is not an address: %v", p.key, leaderAddress(o), err)
@@ -492,13 +558,22 @@ func (p *leaderProxy) fail(w http.ResponseWriter, r *http.Request, leader string
 // proxyHealth is the body of the health endpoint.
 type proxyHealth struct {
 	Leader string `json:"leader"`
-	Term   uint64 `json:"term"`
-	Ready  bool   `json:"ready"`
+	// Address is where requests go: the URL the leader's address turns
+	// into, or, when it is not an address (ready false), the value as the
+	// leader published it; "" when there is no leader.
+	Address string `json:"address"`
+	Term    uint64 `json:"term"`
+	Ready   bool   `json:"ready"`
 }
 
 // health answers the health endpoint: 200 when requests can be forwarded.
-func (p *leaderProxy) health(w http.ResponseWriter, o leadership.Observation, usable bool) {
-	ready := o.Leader != "" && usable
+func (p *leaderProxy) health(w http.ResponseWriter, o leadership.Observation) {
+	address := leaderAddress(o)
+	u, err := leaderURL(address)
+	if err == nil {
+		address = u.String()
+	}
+	ready := o.Leader != "" && err == nil
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	if ready {
@@ -507,7 +582,7 @@ func (p *leaderProxy) health(w http.ResponseWriter, o leadership.Observation, us
 		w.Header().Set("Retry-After", strconv.Itoa(proxyRetryAfter))
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	_ = json.NewEncoder(w).Encode(proxyHealth{Leader: o.Leader, Term: o.Term, Ready: ready})
+	_ = json.NewEncoder(w).Encode(proxyHealth{Leader: o.Leader, Address: address, Term: o.Term, Ready: ready})
 }
 
 // closeUpgraded ends every upgraded connection (at shutdown).

@@ -193,11 +193,11 @@ func TestProxy(t *testing.T) {
 	storeURL, storeName := memoryURL(t)
 	key := "svc/leader"
 	client := testClient()
-	p, base := startTestProxy(t, storeURL, key)
+	p, base := startTestProxy(t, storeURL, key, "--hold", "200ms")
 
-	// No leader yet: 503 with Retry-After, health 503.
+	// No leader yet: 503 with Retry-After once the hold ran out, health 503.
 	code, body, h := get(t, client, base+"/anything")
-	if code != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || !strings.Contains(body, "no leader") {
+	if code != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || !strings.Contains(body, "no leader") || !strings.Contains(body, "200ms (--hold)") {
 		t.Errorf("no leader: %d Retry-After %q body %q", code, h.Get("Retry-After"), body)
 	}
 	if code, ph := health(t, client, base); code != http.StatusServiceUnavailable || ph.Ready || ph.Leader != "" {
@@ -334,7 +334,7 @@ func TestProxy(t *testing.T) {
 	if code != http.StatusServiceUnavailable || !strings.Contains(body, "not an address") {
 		t.Errorf("unusable name: %d %q", code, body)
 	}
-	if code, ph := health(t, client, base); code != http.StatusServiceUnavailable || ph.Ready || ph.Leader != "not-an-address" {
+	if code, ph := health(t, client, base); code != http.StatusServiceUnavailable || ph.Ready || ph.Leader != "not-an-address" || ph.Address != "not-an-address" {
 		t.Errorf("health with unusable name: %d %+v", code, ph)
 	}
 
@@ -345,6 +345,55 @@ func TestProxy(t *testing.T) {
 		if !strings.Contains(p.stderr.String(), want) {
 			t.Errorf("proxy log lacks %q:\n%s", want, p.stderr.String())
 		}
+	}
+}
+
+// TestProxyNoLeaderWaits checks issue 26: a request that comes while there
+// is no leader waits for one, up to --hold, and is answered by it; with no
+// leader for the whole hold, it gets 503 with Retry-After, and not before.
+// The health endpoint names the address requests go to.
+func TestProxyNoLeaderWaits(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	_, base := startTestProxy(t, storeURL, "k", "--hold", "10s")
+	client := testClient()
+	client.Timeout = time.Minute
+	type answer struct {
+		code int
+		body string
+		took time.Duration
+	}
+	answers := make(chan answer, 1)
+	sent := time.Now()
+	go func() {
+		resp, err := client.Get(base + "/")
+		if err != nil {
+			answers <- answer{-1, err.Error(), time.Since(sent)}
+			return
+		}
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		answers <- answer{resp.StatusCode, string(b), time.Since(sent)}
+	}()
+	time.Sleep(300 * time.Millisecond) // the request waits meanwhile
+	srv := newNameServer(t)
+	startCandidate(t, storeName, "k", "svc", time.Minute, leadership.WithValue(srv.addr))
+	if a := <-answers; a.code != 200 || a.body != srv.addr {
+		t.Errorf("request sent without a leader: %d %q after %v, want 200 from the leader elected meanwhile", a.code, a.body, a.took)
+	}
+	if code, ph := health(t, client, base); code != 200 || !ph.Ready || ph.Leader != "svc" || ph.Address != "http://"+srv.addr {
+		t.Errorf("health: %d %+v, want ready, leader svc at http://%s", code, ph, srv.addr)
+	}
+
+	// No leader for the whole hold: 503 once it ran out.
+	storeURL2, _ := memoryURL(t)
+	_, base2 := startTestProxy(t, storeURL2, "k", "--hold", "300ms")
+	began := time.Now()
+	code, body, h := get(t, client, base2+"/")
+	if took := time.Since(began); took < 300*time.Millisecond {
+		t.Errorf("503 after %v, before the hold of 300ms ran out", took)
+	}
+	if code != http.StatusServiceUnavailable || h.Get("Retry-After") != "1" || !strings.Contains(body, "no leader") {
+		t.Errorf("no leader for the hold: %d %q (Retry-After %q)", code, body, h.Get("Retry-After"))
 	}
 }
 

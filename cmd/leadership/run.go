@@ -10,6 +10,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership"
@@ -135,7 +136,7 @@ func runCommand() *command {
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
 			var cfg runConfig
 			cfg.add(fs)
-			fs.StringVar(&cfg.name, "name", "", "this candidate's `NAME` (default: the host name); what followers and the proxy see (an address such as 10.0.0.5:8080 for leadership proxy)")
+			fs.StringVar(&cfg.name, "name", "", "this candidate's `NAME` (default: the host name): one word, no spaces; what followers and the proxy see (an address such as 10.0.0.5:8080 for leadership proxy)")
 			durationFlag(fs, &cfg.ttl, "ttl", runDefaultTTL, "lease `DURATION`: another candidate takes over at most this long after this one vanished")
 			fs.Var(&cfg.grace, "grace", "wait this `DURATION` between SIGTERM and SIGKILL when stopping COMMAND (default min(TTL/4, 5s))")
 			durationFlag(fs, &cfg.startup, "startup-wait", 0, "lead no sooner than this `DURATION` after the first read of the election, so that a store that lost its data cannot give two leaders; set it to the largest --ttl of the election (default 0: no wait)")
@@ -179,6 +180,8 @@ func (c *runConfig) validate() error {
 	switch {
 	case strings.TrimSpace(c.name) == "":
 		return usageErrorf("--name is required: the host name is unknown (set --name or LEADERSHIP_NAME: the name followers see, as in --name 10.0.0.5:8080)")
+	case c.name == "-" || strings.IndexFunc(c.name, badNameRune) >= 0:
+		return usageErrorf("--name %q: a name is one word that is not \"-\" (no spaces or control characters): follow and status print it as one field of \"TIME LEADER TERM\"", c.name)
 	case c.ttl < leadership.MinTTL || c.ttl > leadership.MaxTTL:
 		return usageErrorf("--ttl %v: must be between %v and %v", c.ttl, leadership.MinTTL, leadership.MaxTTL)
 	case c.try < 0:
@@ -208,12 +211,12 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 	if err != nil {
 		return &exitError{code: exitNoExec, err: fmt.Errorf("COMMAND %q: %w", cfg.argv[0], err)}
 	}
-	kv, err := cfg.open(ctx)
-	if err != nil {
-		return err
-	}
-	defer kv.Close()
-	defer memoryNotice(s.stderr, cfg.store, false)()
+	var kv store.Store
+	defer func() {
+		if kv != nil {
+			_ = kv.Close()
+		}
+	}()
 
 	margin := cfg.margin()
 	// cand is the current candidacy, nil while --restart backs off; elected
@@ -243,9 +246,22 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 			cand, elected, errs = nil, nil, nil
 		}
 	}
-	if err := startUntilRead(ctx, campaign, cfg.try, lg); err != nil {
+	// The store is opened, and the first campaign started, until the store
+	// answers: one that cannot be reached yet (at boot) is retried.
+	start := func() error {
+		if kv == nil {
+			k, err := cfg.open(ctx)
+			if err != nil {
+				return err
+			}
+			kv = k
+		}
+		return campaign()
+	}
+	if err := startUntilRead(ctx, start, cfg.try, lg); err != nil {
 		return err
 	}
+	defer memoryNotice(s.stderr, cfg.store, false)()
 	defer withdraw()
 	lg.printf("campaigning for key %q on %s (TTL %v, grace %v, margin %v)", cfg.key, cfg.redacted(), cfg.ttl, cfg.graceD(), margin)
 
@@ -430,9 +446,20 @@ func startUntilRead(ctx context.Context, start func() error, try time.Duration, 
 	}
 }
 
-// transient reports whether err, from a start, is the store not answering
-// (unreachable, or no answer in time) rather than refusing.
+// transient reports whether err, from a start (opening the store, or the
+// first read), is the store not answering (unreachable, or no answer in
+// time) rather than refusing.
 func transient(err error) bool {
-	return errors.Is(err, leadership.ErrStore) &&
-		(errors.Is(err, store.ErrNotReachable) || errors.Is(err, context.DeadlineExceeded))
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return false
+	}
+	return errors.Is(err, store.ErrNotReachable) ||
+		errors.Is(err, leadership.ErrStore) && errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, errOpenTimeout)
 }
+
+// badNameRune reports whether r may not be in a candidate's name: space
+// and control characters would break the one-line, space-separated output
+// of follow and status (and the proxy's log lines).
+func badNameRune(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }

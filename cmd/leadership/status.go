@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"strings"
@@ -23,32 +24,51 @@ leader), or with --json
   {"time":"2025-01-02T15:04:05.123456789Z","leader":"node-1","term":7}
 
 One read cannot tell a live leader from one that crashed: both leave the
-same record. So status reads the election repeatedly until it sees the
-holder's record rewritten (a renewal, or a new term begun), and may wait up
-to the leader's TTL for that, plus a tenth of it (at most a second) for the
-last read. A free or ended election is reported at once.
+same record. So status watches the election until it sees the holder's
+record rewritten (a renewal, or a new term begun): a live leader renews
+within one renew interval (a third of the TTL by default; with run's
+defaults 3.6s for a TTL of 15s), and is reported as soon as it does. A
+free or ended election is reported at once.
 
-A holder not seen renewing its lease within its TTL is not reported as the
-leader: the line shows "-", --json adds "unconfirmed":"NAME", stderr says
-that NAME is unconfirmed (it has probably crashed; another candidate takes
-over once its TTL has run out), and status exits with 5. Exit 0 thus always
-means that the leader printed renewed its lease while status watched.` + storeAbout
+A holder not seen renewing its lease within its TTL (plus a tenth of it,
+at most a second, for the last read) is not reported as the leader: the
+line shows "-", --json adds "unconfirmed":"NAME", stderr says that NAME is
+unconfirmed (it has probably crashed; another candidate takes over once
+its TTL has run out), and status exits with 5. A holder whose record shows
+fewer renewals than the TTLs its term has lasted (it crashed long ago) is
+reported so at once. Exit 0 thus always means that the leader printed
+renewed its lease while status watched.
+
+With --no-wait, status reads the record once and does not wait: a holder
+is printed as unconfirmed (exit 5; --json adds "unconfirmed":"NAME",
+"renewals" (the writes of its term), "since" and "ttl_ms"), and stderr
+names it with the renewals its record shows.` + storeAbout
 
 // statusExits documents status's own exit codes.
 const statusExits = `  3  the election has no leader (nothing at --key, or it is free)
   4  the election was ended (leadership end)
   5  unconfirmed: a leader is recorded but was not seen renewing its lease
-     within its TTL (it has probably crashed)
+     within its TTL (it has probably crashed), or --no-wait did not watch
 `
 
 // statusCommand describes the status subcommand.
 func statusCommand() *command {
-	return electionCommand(command{
+	return &command{
 		name:    "status",
-		summary: "print the leader once seen renewing its lease (may wait up to its TTL)",
+		args:    "--store URL --key KEY [--json] [--no-wait]",
+		summary: "print the leader once seen renewing its lease (within one renew interval; --no-wait: the record as it is)",
 		about:   statusAbout,
 		exits:   statusExits,
-	}, "print a JSON object", runStatus)
+		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
+			var ef electionFlags
+			ef.add(fs)
+			asJSON := fs.Bool("json", false, "print a JSON object")
+			noWait := fs.Bool("no-wait", false, "do not wait to see the holder renew its lease: print the stored record at once, a holder as unconfirmed (exit 5) with the renewals its record shows")
+			return flagsOnly("status", ef.validate, func(ctx context.Context, s streams) error {
+				return runStatus(ctx, ef, *asJSON, *noWait, s)
+			})
+		},
+	}
 }
 
 // electionRecord is the record the library keeps at an election's key
@@ -90,15 +110,28 @@ func (e *foreignValueError) Unwrap() error { return leadership.ErrForeignValue }
 // unconfirmedError is the outcome of status when the holder of the
 // election was not seen renewing its lease within its TTL.
 type unconfirmedError struct {
-	Leader  string        // the holder's name
-	Term    uint64        // its term
-	TTL     time.Duration // its lease, as long as status waited
-	LastErr error         // the last read's error, if the last read failed
+	Leader   string        // the holder's name
+	Term     uint64        // its term
+	TTL      time.Duration // its lease, as long as status waited
+	Renewals uint64        // the writes of the term the record shows (its seq)
+	Why      string        // set when status did not watch: why it is not live
+	NoWait   bool          // --no-wait: status did not watch
+	LastErr  error         // the last read's error, if the last read failed
 }
 
 func (e *unconfirmedError) Error() string {
-	msg := fmt.Sprintf("%s (term %d) is unconfirmed: it was not seen renewing its lease within its TTL of %v, and has probably crashed (another candidate may take over once the TTL has run out)",
-		e.Leader, e.Term, e.TTL)
+	var msg string
+	switch {
+	case e.NoWait:
+		msg = fmt.Sprintf("%s (term %d, TTL %v) holds the record, unconfirmed: --no-wait did not watch it renew its lease; the record shows %d renewals of this term",
+			e.Leader, e.Term, e.TTL, e.Renewals)
+	case e.Why != "":
+		msg = fmt.Sprintf("%s (term %d) is unconfirmed: %s; it has crashed or lost the store (another candidate may take over once its TTL of %v has run out)",
+			e.Leader, e.Term, e.Why, e.TTL)
+	default:
+		msg = fmt.Sprintf("%s (term %d) is unconfirmed: it was not seen renewing its lease within its TTL of %v, and has probably crashed (another candidate may take over once the TTL has run out)",
+			e.Leader, e.Term, e.TTL)
+	}
 	if e.LastErr != nil {
 		msg += fmt.Sprintf("; the last read failed: %v", e.LastErr)
 	}
@@ -153,10 +186,22 @@ func statusTiming(ttl time.Duration) (poll, readTimeout, slack time.Duration) {
 // lease deadline), so a read started that late sees its renewal.
 func confirmLeader(ctx context.Context, kv store.Store, key string, first electionState) (electionState, error) {
 	ttl := holderTTL(&first.rec)
+	if why := tooFewRenewals(&first.rec, first.at); why != "" {
+		return electionState{}, &unconfirmedError{Leader: first.rec.Leader, Term: first.rec.Term, TTL: ttl, Renewals: first.rec.Seq, Why: why}
+	}
 	poll, readTimeout, slack := statusTiming(ttl)
 	deadline := first.at.Add(ttl + slack)
 	prev := first
 	var lastErr error
+	// A watch shows the renewal as it lands (a live leader is confirmed
+	// within one renew interval); the reads below, in case a store's watch
+	// fails or misses it, and to bound the wait.
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	watched, werr := kv.Watch(wctx, key, nil)
+	if werr != nil {
+		watched = nil
+	}
 	timer := time.NewTimer(0)
 	defer timer.Stop()
 	<-timer.C
@@ -165,6 +210,19 @@ func confirmLeader(ctx context.Context, kv store.Store, key string, first electi
 		select {
 		case <-ctx.Done():
 			return electionState{}, interrupted(first)
+		case pair, ok := <-watched:
+			if !ok {
+				watched = nil
+				continue
+			}
+			if pair == nil || len(bytes.TrimSpace(pair.Value)) == 0 {
+				continue // a deletion: the read below tells
+			}
+			rec, ok := electionrecord.Decode(pair.Value)
+			if ok && (!heldRecord(&rec) || rec.NewerThan(&prev.rec)) {
+				return electionState{rec: rec, at: time.Now()}, nil
+			}
+			continue
 		case <-timer.C:
 		}
 		started := time.Now()
@@ -183,9 +241,34 @@ func confirmLeader(ctx context.Context, kv store.Store, key string, first electi
 			prev = s // the store went back in time: only a later write counts
 		}
 		if !started.Before(deadline) {
-			return electionState{}, &unconfirmedError{Leader: first.rec.Leader, Term: first.rec.Term, TTL: ttl, LastErr: lastErr}
+			return electionState{}, &unconfirmedError{Leader: first.rec.Leader, Term: first.rec.Term, TTL: ttl, Renewals: prev.rec.Seq, LastErr: lastErr}
 		}
 	}
+}
+
+// statusClockSkew is how far status allows the holder's clock, which
+// stamped the start of its term in the record, to be behind this one's.
+const statusClockSkew = time.Minute
+
+// tooFewRenewals returns why the holder of rec, read at at, cannot be
+// alive, or "" if it may be. A live holder writes its record at least once
+// per TTL (every renewal lands before its lease deadline, which is under
+// one TTL after the previous renewal began), and every write raises Seq:
+// a term that began (by the holder's clock, allowing it statusClockSkew
+// behind this one) more TTLs ago than it has writes has a holder that
+// stopped renewing, as after a crash long ago.
+func tooFewRenewals(rec *electionRecord, at time.Time) string {
+	ttl := holderTTL(rec)
+	since, err := time.Parse(time.RFC3339Nano, rec.Since)
+	if err != nil || ttl <= 0 {
+		return ""
+	}
+	age := at.Sub(since) - statusClockSkew
+	if age <= 0 || uint64(age/ttl) <= rec.Seq+1 {
+		return ""
+	}
+	return fmt.Sprintf("its term began %v ago (at %s) and its record shows %d renewals, where a live holder renews at least once per TTL",
+		at.Sub(since).Round(time.Second), rec.Since, rec.Seq)
 }
 
 // interrupted is the error of a status stopped (SIGINT, SIGTERM) before it
@@ -199,13 +282,18 @@ func interrupted(first electionState) error {
 type statusJSON struct {
 	observationJSON
 	Unconfirmed string `json:"unconfirmed,omitempty"`
+	// Of an unconfirmed holder: the writes of its term the record shows,
+	// when its term began (by its clock) and its lease in milliseconds.
+	Renewals *uint64 `json:"renewals,omitempty"`
+	Since    string  `json:"since,omitempty"`
+	TTLms    int64   `json:"ttl_ms,omitempty"`
 }
 
 // runStatus reads the election, waits for the holder (if any) to renew its
 // lease, prints what it found and ends with the matching exit code: 0 for a
 // confirmed leader, 3 for none, 4 for an ended election, 5 for a holder not
 // seen renewing.
-func runStatus(ctx context.Context, ef electionFlags, asJSON bool, s streams) error {
+func runStatus(ctx context.Context, ef electionFlags, asJSON, noWait bool, s streams) error {
 	kv, key, st, err := ef.readOnce(ctx, s.stderr)
 	if kv == nil {
 		return err
@@ -215,8 +303,14 @@ func runStatus(ctx context.Context, ef electionFlags, asJSON bool, s streams) er
 		return statusReadError(err)
 	}
 	var unconfirmed *unconfirmedError
+	var held electionRecord // the holder's record, when unconfirmed
 	if st.held() {
-		st, err = confirmLeader(ctx, kv, key, st)
+		held = st.rec
+		if noWait {
+			err = &unconfirmedError{Leader: st.rec.Leader, Term: st.rec.Term, TTL: holderTTL(&st.rec), Renewals: st.rec.Seq, NoWait: true}
+		} else {
+			st, err = confirmLeader(ctx, kv, key, st)
+		}
 		if errors.As(err, &unconfirmed) {
 			st = electionState{rec: electionRecord{Term: unconfirmed.Term}, at: time.Now()}
 		} else if err != nil {
@@ -231,6 +325,7 @@ func runStatus(ctx context.Context, ef electionFlags, asJSON bool, s streams) er
 		out := statusJSON{observationJSON: toJSON(o)}
 		if unconfirmed != nil {
 			out.Unconfirmed = unconfirmed.Leader
+			out.Renewals, out.Since, out.TTLms = &held.Seq, held.Since, held.TTLms
 		}
 		err = json.NewEncoder(s.stdout).Encode(out)
 	} else {

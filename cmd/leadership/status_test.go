@@ -195,3 +195,48 @@ func TestStatusForeignValue(t *testing.T) {
 		t.Errorf("exit %d, stdout %q, stderr %q", code, out, errOut)
 	}
 }
+
+// TestStatusNoWait checks --no-wait (issue 26): the record as it is read,
+// a live holder printed as unconfirmed with the renewals its record
+// shows, without waiting for one; a free election as usual.
+func TestStatusNoWait(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	c := startCandidate(t, storeName, "k", "node-1", time.Minute) // no renewal for 20s
+	leaderOf(t, []*testCandidate{c})
+	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "k", "--no-wait")
+	if code != exitUnconfirmed || !strings.HasSuffix(out, " - 1\n") ||
+		!strings.Contains(errOut, "node-1 (term 1, TTL 1m0s) holds the record, unconfirmed: --no-wait") || !strings.Contains(errOut, "renewals") {
+		t.Errorf("--no-wait: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "status", "--store", storeURL, "--key", "k", "--no-wait", "--json")
+	var o statusJSON
+	if err := json.Unmarshal([]byte(out), &o); err != nil || code != exitUnconfirmed || o.Unconfirmed != "node-1" || o.Renewals == nil || o.Since == "" || o.TTLms != 60000 {
+		t.Errorf("--no-wait --json: exit %d, %q (%v), stderr %q", code, out, err, errOut)
+	}
+	c.c.Stop()
+	code, out, errOut = runCLI(t, "status", "--store", storeURL, "--key", "k", "--no-wait")
+	if code != exitNoLeader || errOut != "" || !strings.HasSuffix(out, " - 1\n") {
+		t.Errorf("--no-wait after release: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+}
+
+// TestStatusCrashedLongAgo checks that a holder whose record shows fewer
+// renewals than the TTLs since its term began is unconfirmed at once, for
+// what its record shows, not after watching it for a TTL.
+func TestStatusCrashedLongAgo(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	h := openHandle(t, storeName)
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	rec := `{"v":1,"leader":"ghost","id":"0123","term":7,"seq":3,"ttl_ms":60000,"gen":0,"since":"` + since + `","LastIndex":"0.7.3.x"}`
+	if err := h.Put(t.Context(), "svc/leader", []byte(rec), nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "svc/leader")
+	if code != exitUnconfirmed || !strings.HasSuffix(out, " - 7\n") || !strings.Contains(errOut, "ghost (term 7) is unconfirmed: its term began 1h0m0s ago") {
+		t.Errorf("exit %d (want %d), stdout %q, stderr %q", code, exitUnconfirmed, out, errOut)
+	}
+	// A term as long with as many renewals as TTLs is watched as usual.
+	if why := tooFewRenewals(&electionRecord{Leader: "a", ID: "1", TTLms: 60000, Seq: 60, Since: since}, time.Now()); why != "" {
+		t.Errorf("a holder that renewed once a minute for an hour: %q", why)
+	}
+}

@@ -9,7 +9,7 @@ import (
 // TestVersion checks --version: the module version ("(devel)" in a test
 // binary) and the Go version, on stdout.
 func TestVersion(t *testing.T) {
-	for _, flag := range []string{"--version", "-version"} {
+	for _, flag := range []string{"--version", "-version", "version"} {
 		code, out, errOut := runCLI(t, flag)
 		if code != exitOK || errOut != "" {
 			t.Errorf("%s: exit %d, stderr %q", flag, code, errOut)

@@ -38,6 +38,12 @@ type Record struct {
 	// "LastIndex" member of the JSON value in their compare-and-swap
 	// (kvtools/redis with its raw codec); a fresh token in every write makes
 	// that comparison exact, and it lets a writer recognise its own write.
+	// The member keeps that capitalised name, unlike the others, on
+	// purpose: kvtools' Lua script reads exactly "LastIndex", and a record
+	// without it gets no protection there (a stale compare-and-swap
+	// succeeds; store/redis TestCASComparesLastIndexMember). Renaming it,
+	// even writing both names, would leave older candidates' records, or
+	// newer ones, unguarded on Redis during an upgrade; so it stays.
 	Token string `json:"LastIndex"`
 }
 
