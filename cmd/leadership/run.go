@@ -36,7 +36,7 @@ const (
 )
 
 const runAbout = `
-Campaigns for the election at --key as --name (by default the host name)
+Campaigns for the election at --key as --name (by default HOST_PID: the host name and the process id)
 and runs COMMAND while it leads, like 'consul lock' or 'etcdctl elect': at
 most one COMMAND runs at any instant across every 'leadership run' of the
 key.
@@ -136,7 +136,7 @@ func runCommand() *command {
 		setup: func(fs *flag.FlagSet) func(context.Context, []string, streams) error {
 			var cfg runConfig
 			cfg.add(fs)
-			fs.StringVar(&cfg.name, "name", "", "this candidate's `NAME` (default: the host name): one word, no spaces; what followers and the proxy see (an address such as 10.0.0.5:8080 for leadership proxy)")
+			fs.StringVar(&cfg.name, "name", "", "this candidate's `NAME` (default: HOST_PID, the host name and the process id): one word, no spaces; what followers and the proxy see (an address such as 10.0.0.5:8080 for leadership proxy)")
 			durationFlag(fs, &cfg.ttl, "ttl", runDefaultTTL, "lease `DURATION`: another candidate takes over at most this long after this one vanished")
 			fs.Var(&cfg.grace, "grace", "wait this `DURATION` between SIGTERM and SIGKILL when stopping COMMAND (default min(TTL/4, 5s))")
 			durationFlag(fs, &cfg.startup, "startup-wait", 0, "lead no sooner than this `DURATION` after the first read of the election, so that a store that lost its data cannot give two leaders; set it to the largest --ttl of the election (default 0: no wait)")
@@ -146,7 +146,7 @@ func runCommand() *command {
 			return func(ctx context.Context, args []string, s streams) error {
 				cfg.argv = args
 				if cfg.name == "" {
-					cfg.name, _ = os.Hostname()
+					cfg.name = defaultName()
 				}
 				if err := cfg.validate(); err != nil {
 					return err
@@ -463,3 +463,14 @@ func transient(err error) bool {
 // and control characters would break the one-line, space-separated output
 // of follow and status (and the proxy's log lines).
 func badNameRune(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }
+
+// defaultName is run's name without --name: the host name and the process
+// id, joined by an underscore (which no host name contains), so that two
+// runs on one host are told apart in logs, follow and status.
+func defaultName() string {
+	host, _ := os.Hostname()
+	if host == "" {
+		return "" // refused by validate: --name is then required
+	}
+	return fmt.Sprintf("%s_%d", host, os.Getpid())
+}

@@ -237,7 +237,7 @@ func TestRestartBackoff(t *testing.T) {
 }
 
 // TestRunNameDefaultsToHostname checks that run without --name campaigns
-// as the host name.
+// as the host name and the process id (in process here: this test's).
 func TestRunNameDefaultsToHostname(t *testing.T) {
 	host, err := os.Hostname()
 	if err != nil || host == "" {
@@ -249,8 +249,8 @@ func TestRunNameDefaultsToHostname(t *testing.T) {
 	if code := p.wait(t, 10*time.Second); code != exitOK {
 		t.Fatalf("exit %d; stderr:\n%s", code, p.stderr.String())
 	}
-	if got := strings.TrimSpace(p.stdout.String()); got != host {
-		t.Errorf("LEADERSHIP_LEADER %q, want the host name %q", got, host)
+	if got, want := strings.TrimSpace(p.stdout.String()), fmt.Sprintf("%s_%d", host, os.Getpid()); got != want {
+		t.Errorf("LEADERSHIP_LEADER %q, want the host name and the process id %q", got, want)
 	}
 }
 
