@@ -16,7 +16,17 @@
 # state dir, and are only ever stopped through those PID files.
 set -euo pipefail
 
-STATE=${LEADERSHIP_STATE:-/tmp/leadership-servers}
+# The state dir holds PID files, certificates (ensure_certs reuses a CA it
+# finds there), passwords and data: one per user, mode 0700 (see
+# secure_dir). Run as root, PostgreSQL's server runs as the postgres user,
+# which cannot enter it: its data dir, socket, log and setup binary live in
+# PG_STATE instead, a sibling owned by postgres, mode 0700 (see wdir).
+STATE=${LEADERSHIP_STATE:-${TMPDIR:-/tmp}/leadership-servers-$(id -u)}
+if [[ $EUID -eq 0 ]]; then
+	PG_STATE=${LEADERSHIP_PG_STATE:-$STATE-postgres}
+else
+	PG_STATE=$STATE
+fi
 START_TIMEOUT=${LEADERSHIP_START_TIMEOUT:-60}   # seconds to wait for a round trip
 STOP_GRACE=${LEADERSHIP_STOP_GRACE:-10}         # seconds before SIGKILL on stop
 LEADER_TIMEOUT=${LEADERSHIP_LEADER_TIMEOUT:-10} # seconds etcd-leader/zk-leader wait
@@ -65,8 +75,8 @@ export ETCDCTL_API=3
 # (internal/tools/mkcerts) into CERTS_DIR once per state directory; they
 # are never committed.
 ensure_certs() {
+	secure_dir "$CERTS_DIR" "$(id -u)" LEADERSHIP_CERTS
 	[[ -f $CERTS_DIR/ca.crt && -f $CERTS_DIR/expired-server.key ]] && return 0
-	mkdir -p "$CERTS_DIR"
 	(cd "$REPO_DIR" && go run ./internal/tools/mkcerts "$CERTS_DIR") || die "mkcerts failed"
 }
 
@@ -100,13 +110,60 @@ expand_names() { # NAME... -> validated list on stdout ("all" expands)
 
 members() { case $1 in etcd-cluster | zookeeper-ensemble) echo 3 ;; *) echo 1 ;; esac; }
 sdir() { echo "$STATE/$1"; }
+# wdir NAME: where the server process itself writes (data, socket, log):
+# sdir, but PG_STATE/NAME for PostgreSQL's, whose server may run as the
+# postgres user.
+wdir() { case $1 in postgres | postgres-secure) echo "$PG_STATE/$1" ;; *) sdir "$1" ;; esac; }
 pidfile() { echo "$STATE/$1/m$2.pid"; }
-logfile() { echo "$STATE/$1/m$2.log"; }
+logfile() { echo "$(wdir "$1")/m$2.log"; }
+
+# secure_dir DIR UID [VAR]: creates DIR (mode 0700, owned by UID) unless it
+# exists, and refuses (dies) a DIR that is a symbolic link, not a
+# directory, owned by another user, or writable by group or others: on a
+# shared host another user could have planted a CA, a PID file or a binary
+# in it. Read or search rights for group or others (older versions of this
+# script made state dirs 0755; nobody else could write in them) are
+# removed, with a notice.
+secure_dir() {
+	local dir=$1 uid=$2 var=${3:-LEADERSHIP_STATE} owner mode
+	if [[ ! -e $dir && ! -L $dir ]]; then
+		mkdir -p -- "$(dirname -- "$dir")"
+		# a mkdir that fails lost a race: the checks below judge the winner
+		if mkdir -m 0700 -- "$dir" 2>/dev/null && [[ $uid != "$(id -u)" ]]; then
+			chown -- "$uid" "$dir"
+		fi
+	fi
+	[[ ! -L $dir ]] || die "$dir is a symbolic link: refusing it as a state dir (remove it, or set $var to a directory of your own)"
+	[[ -d $dir ]] || die "$dir is not a directory (remove it, or set $var to a directory of your own)"
+	owner=$(stat -c %u -- "$dir") mode=$(stat -c %a -- "$dir")
+	[[ $owner == "$uid" ]] ||
+		die "$dir belongs to uid $owner, not $uid: another user may have planted certificates or PID files in it; refusing it (remove it, or set $var to a directory of your own)"
+	((!(8#$mode & 8#022))) ||
+		die "$dir is writable by group or others (mode $mode): anyone could have planted certificates or PID files in it; refusing it (check and remove it, or set $var to a directory of your own)"
+	if ((8#$mode & 8#077)); then
+		chmod 0700 -- "$dir"
+		log "$dir: removed group and other rights (was mode $mode)"
+	fi
+}
+
+# check_state: the state dir, and PostgreSQL's when it is another one and
+# exists, pass secure_dir (ensure_state creates PostgreSQL's).
+check_state() {
+	secure_dir "$STATE" "$(id -u)"
+	[[ $PG_STATE == "$STATE" || ! -e $PG_STATE && ! -L $PG_STATE ]] || check_pg_state
+}
+
+check_pg_state() {
+	local uid
+	uid=$(id -u postgres 2>/dev/null) || die "no postgres user: run '$0 install postgres'"
+	secure_dir "$PG_STATE" "$uid" LEADERSHIP_PG_STATE
+	runuser -u postgres -- test -w "$PG_STATE" -a -x "$PG_STATE" ||
+		die "the postgres user cannot reach $PG_STATE (can it search every directory above it?): set LEADERSHIP_PG_STATE to a path it can reach"
+}
 
 ensure_state() {
-	mkdir -p "$STATE/$1"
-	# The postgres user must be able to traverse to its data dir.
-	chmod 755 "$STATE" "$STATE/$1" 2>/dev/null || true
+	mkdir -p -- "$(sdir "$1")"
+	[[ $(wdir "$1") == "$(sdir "$1")" ]] || { check_pg_state && mkdir -p -- "$(wdir "$1")"; }
 }
 
 # PID files hold the PID on line 1 and, on line 2, a string the process's
@@ -511,7 +568,7 @@ start_postgres() {
 	local dir data pid
 	member_pid postgres 1 >/dev/null && return 0
 	port_free postgres "$PG_PORT"
-	dir=$(sdir postgres)
+	dir=$(wdir postgres)
 	data="$dir/data"
 	if [[ ! -f $data/PG_VERSION ]]; then
 		rm -rf "$data"
@@ -682,10 +739,10 @@ wipe_names() {
 				rm -rf -- "$(sdir "$name")/m$i.data"
 			done
 			;;
-		postgres) rm -rf -- "$(sdir postgres)/data" ;;
+		postgres) rm -rf -- "$(wdir postgres)/data" ;;
 		redis | consul) ;;
-		*) # secured servers: everything in their state dir but the logs
-			find "$(sdir "$name")" -mindepth 1 -maxdepth 1 ! -name '*.log' -exec rm -rf -- {} + 2>/dev/null || true ;;
+		*) # secured servers: everything in their state dirs but the logs
+			find "$(sdir "$name")" "$(wdir "$name")" -mindepth 1 -maxdepth 1 ! -name '*.log' -exec rm -rf -- {} + 2>/dev/null || true ;;
 		esac
 		log "$name data wiped"
 	done
@@ -783,9 +840,13 @@ cmd_leader() { # etcd-cluster|zookeeper-ensemble -> "INDEX PID"
 
 cmd_clean() {
 	cmd_stop
-	[[ -n $STATE && $STATE != / ]] || die "refusing to remove STATE='$STATE'"
+	[[ -n $STATE && $STATE != / && -n $PG_STATE && $PG_STATE != / ]] || die "refusing to remove STATE='$STATE' PG_STATE='$PG_STATE'"
 	rm -rf -- "$STATE"
 	log "removed $STATE"
+	if [[ $PG_STATE != "$STATE" && -e $PG_STATE ]]; then
+		rm -rf -- "$PG_STATE"
+		log "removed $PG_STATE"
+	fi
 }
 
 usage() {
@@ -797,6 +858,10 @@ main() {
 	(($#)) || usage
 	local cmd=$1
 	shift
+	case $cmd in
+	install | -h | --help | help) ;;
+	*) check_state ;;
+	esac
 	case $cmd in
 	install) cmd_install "$@" ;;
 	start) cmd_start "$@" ;;

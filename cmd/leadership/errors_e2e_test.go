@@ -6,9 +6,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -106,4 +109,83 @@ func TestE2EStoreDownAtStart(t *testing.T) {
 	if code, line := statusLine(t, bin, url); code != exitFailure || !strings.Contains(line, "connection refused") {
 		t.Errorf("status on a closed port: exit %d, %q", code, line)
 	}
+}
+
+// etcd refusing the credentials, or a server that accepts and never
+// answers: one line on stderr, none from the etcd client's logger (which
+// logged "retrying of unary invoker failed" while authenticating), on the
+// secured etcd the environment names (scripts/servers.sh start
+// etcd-secure).
+func TestE2EEtcdRefusedOneLine(t *testing.T) {
+	raw := os.Getenv("LEADERSHIP_ETCD_SECURE_OTHER")
+	if raw == "" {
+		t.Skip("no LEADERSHIP_ETCD_SECURE_OTHER (scripts/servers.sh start etcd-secure; scripts/servers.sh env)")
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const wrong = "Wr0ngPassw0rdXyz"
+	q := u.Query()
+	q.Set("dial_timeout", "20s") // a TLS handshake under -race on a loaded machine
+	u.RawQuery = q.Encode()
+	u.User = url.UserPassword(u.User.Username(), wrong)
+	wrongPassword := u.String()
+	u.User = url.UserPassword("nobody-such-user", wrong)
+	unknownUser := u.String()
+	u.User = url.UserPassword(u.User.Username(), wrong)
+	u.Host = silentAddr(t)
+	q.Set("dial_timeout", "2s")
+	u.RawQuery = q.Encode()
+	silent := u.String()
+	bin := testBinary(t)
+	for _, tc := range []struct{ name, url, want string }{
+		{"wrong password", wrongPassword, "authentication failed"},
+		{"unknown user", unknownUser, "authentication failed"},
+		{"silent server", silent, "not reachable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			code, line := statusLine(t, bin, tc.url)
+			if code != exitFailure || !strings.Contains(line, tc.want) || strings.Contains(line, wrong) || strings.Contains(line, "etcd-client") {
+				t.Errorf("status: exit %d, %q; want exit %d and one line with %q, without the password", code, line, exitFailure, tc.want)
+			}
+		})
+	}
+}
+
+// silentAddr returns the address of a TCP listener that accepts
+// connections and never answers (closed at cleanup).
+func silentAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var (
+		mu    sync.Mutex
+		conns []net.Conn
+		done  = make(chan struct{})
+	)
+	go func() {
+		defer close(done)
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
 }

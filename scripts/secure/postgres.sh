@@ -16,6 +16,10 @@
 # table, its sequence, functions and triggers by opening the store once as
 # their owner (leadership status), then grants. Passwords are random, made
 # once per data directory, kept in STATE/postgres-secure/secrets (mode 600).
+# The server's own files (data, socket, log, the setup's leadership binary)
+# are in $(wdir postgres-secure), which the postgres user can reach (see
+# PG_STATE in servers.sh); secrets, URLs and certificates stay in the
+# state dir.
 
 SECURE_SERVERS+=(postgres-secure)
 
@@ -24,11 +28,12 @@ PGS_DB=leadership
 
 # pgs_setup configures TLS and authentication, creates the database, the
 # roles, the schema and the grants, and writes the URLs. It runs once per
-# data directory, on a server started with initdb's defaults.
-pgs_setup() {
-	local dir=$1
-	local -x PGDATA="$dir/data" PGHOST="$dir/run" PGPORT=$PGS_PORT CERTS=$CERTS_DIR
-	local -x PG_BIN LEADERSHIP_BIN="$dir/bin/leadership"
+# data directory, on a server started with initdb's defaults. DIR is the
+# state dir (secrets, URLs), WDIR the server's (data, socket, binary).
+pgs_setup() { # DIR WDIR
+	local dir=$1 wd=$2
+	local -x PGDATA="$wd/data" PGHOST="$wd/run" PGPORT=$PGS_PORT CERTS=$CERTS_DIR
+	local -x PG_BIN LEADERSHIP_BIN="$wd/bin/leadership"
 	local -x CANDIDATE_PASSWORD READER_PASSWORD OTHER_PASSWORD
 	# shellcheck source=/dev/null
 	source "$dir/secrets"
@@ -113,16 +118,17 @@ pgs_other_cert() {
 }
 
 start_postgres_secure() {
-	local dir data pid
+	local dir wd data pid
 	member_pid postgres-secure 1 >/dev/null && return 0
 	ensure_certs
 	port_free postgres-secure "$PGS_PORT"
 	dir=$(sdir postgres-secure)
-	data="$dir/data"
+	wd=$(wdir postgres-secure)
+	data="$wd/data"
 	if [[ ! -f $data/PG_VERSION || ! -f $dir/setup.done ]]; then
 		# a fresh cluster (also after a setup that did not finish)
 		rm -rf "$data" "$dir/env" "$dir/setup.done"
-		mkdir -p "$data" "$dir/run" "$dir/bin"
+		mkdir -p "$data" "$wd/run" "$wd/bin"
 		chmod 700 "$data"
 		(
 			umask 077
@@ -132,8 +138,8 @@ start_postgres_secure() {
 	fi
 	pgs_other_cert "$dir" || fail_start postgres-secure "cannot sign the client certificate of leadership-other"
 	touch "$(logfile postgres-secure 1)"
-	[[ $EUID -ne 0 ]] || chown postgres:postgres "$data" "$dir/run" "$(logfile postgres-secure 1)"
-	chmod 700 "$dir/run"
+	[[ $EUID -ne 0 ]] || chown postgres:postgres "$data" "$wd/run" "$(logfile postgres-secure 1)"
+	chmod 700 "$wd/run"
 	if [[ ! -f $data/PG_VERSION ]]; then
 		as_postgres "$PG_BIN/initdb" -D "$data" -U postgres --auth-local=peer --auth-host=scram-sha-256 \
 			--no-sync -E UTF8 --locale=C --no-instructions >>"$(logfile postgres-secure 1)" 2>&1 ||
@@ -141,15 +147,15 @@ start_postgres_secure() {
 	fi
 	as_postgres "$PG_BIN/pg_ctl" start -w -t "$START_TIMEOUT" -D "$data" \
 		-l "$(logfile postgres-secure 1)" \
-		-o "-c port=$PGS_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir/run -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
+		-o "-c port=$PGS_PORT -c listen_addresses=127.0.0.1 -c unix_socket_directories=$wd/run -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200" \
 		</dev/null >/dev/null 2>&1 || fail_start postgres-secure "pg_ctl start failed"
 	pid=$(head -n 1 "$data/postmaster.pid")
 	record_pid postgres-secure 1 "$pid" "$data"
 	[[ -f $dir/setup.done ]] && return 0
-	(cd "$REPO_DIR" && go build -o "$dir/bin/leadership" ./cmd/leadership) ||
+	(cd "$REPO_DIR" && go build -o "$wd/bin/leadership" ./cmd/leadership) ||
 		fail_start postgres-secure "go build ./cmd/leadership failed"
-	chmod 755 "$dir/bin" "$dir/bin/leadership"
-	pgs_setup "$dir" >>"$(logfile postgres-secure 1)" 2>&1 || fail_start postgres-secure "setup failed"
+	chmod 755 "$wd/bin" "$wd/bin/leadership"
+	pgs_setup "$dir" "$wd" >>"$(logfile postgres-secure 1)" 2>&1 || fail_start postgres-secure "setup failed"
 	touch "$dir/setup.done"
 }
 

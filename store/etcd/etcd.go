@@ -64,7 +64,7 @@ func (cfg Config) validate() (Config, error) {
 // Open connects to the etcd cluster at cfg.Endpoints, checks with a
 // linearizable read that it answers, and returns the store with this
 // package's fixes applied (see Wrap). The etcd client's own log output is
-// discarded.
+// discarded, from its creation on (its authentication included).
 //
 // A cluster that does not answer within cfg.DialTimeout (or ctx's earlier
 // deadline) gives an *UnreachableError, which matches
@@ -102,11 +102,10 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	if err != nil {
 		return nil, openError(ctx, cfg.Endpoints, unreachable(cfg.Endpoints, err))
 	}
-	kv, err := etcdv3.New(ctx, cfg.Endpoints, kcfg)
+	kv, err := newKV(ctx, cfg.Endpoints, kcfg)
 	if err != nil { // with Username: no answer to the authentication, or a refusal
 		return nil, openError(ctx, cfg.Endpoints, explain(ctx, cfg.Endpoints, cfg.TLS, err))
 	}
-	quiet(kv)
 	s := Wrap(kv, cfg.RequestTimeout)
 	pctx, cancel := context.WithDeadline(ctx, deadline)
 	_, err = s.Get(pctx, adapter.ProbeKey, &store.ReadOptions{Consistent: true})

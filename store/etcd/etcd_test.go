@@ -127,8 +127,8 @@ func TestQuiet(t *testing.T) {
 	}
 	defer kv.Close()
 	c := clientOf(kv)
-	if c == nil {
-		t.Fatal("kvtools' etcd client not found: the layout of etcdv3.Store changed")
+	if c == nil || !layoutKnown() {
+		t.Fatal("kvtools' etcd client not found: the layout of etcdv3.Store changed (newKV falls back to etcdv3.New, which logs while authenticating)")
 	}
 	if !c.GetLogger().Core().Enabled(zapcore.WarnLevel) {
 		t.Fatal("before: the default logger does not log warnings")

@@ -110,6 +110,55 @@ func TestWatchFirstEvent(t *testing.T) {
 	}
 }
 
+// A keyspace notification is only a hint: any client with PUBLISH rights
+// on the channel can send one. Forged "del", "expired" and "set" events on
+// a key that holds v1 make the watch re-read it: nothing it delivers
+// before the real write of v2 (sent after the forgeries) is anything but
+// v1, never a deleted key.
+func TestWatchForgedNotification(t *testing.T) {
+	cfg := serverConfig(t)
+	s := openClient(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	key := uniqueKey(t)
+	defer func() { _ = s.Delete(context.Background(), key) }()
+	if err := s.Put(ctx, key, []byte("v1"), nil); err != nil {
+		t.Fatal(err)
+	}
+	ch, err := s.Watch(ctx, key, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expectValue(t, ch, "v1", 5*time.Second)
+	forger := rawClient(t, cfg)
+	for _, event := range []string{"del", "expired", "set"} {
+		if err := forger.Publish(ctx, "__keyspace@0__:"+key, event).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Put(ctx, key, []byte("v2"), nil); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case p, ok := <-ch:
+			if !ok {
+				t.Fatal("channel closed")
+			}
+			switch string(p.Value) {
+			case "v2":
+				return
+			case "v1":
+			default:
+				t.Fatalf("after forged notifications the watch delivered %+v, want v1 until v2", p)
+			}
+		case <-deadline:
+			t.Fatal("no event with v2 within 10s")
+		}
+	}
+}
+
 // Changes in quick succession reach a watcher in order: the values it
 // receives never go back, and the last one is the last written.
 func TestWatchOrder(t *testing.T) {
