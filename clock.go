@@ -11,8 +11,10 @@ import "time"
 // WithClock replaces it, mainly so that tests drive timing without
 // sleeping (as client-go's leader election takes a clock). Store requests
 // are still bounded in real time (WithRequestTimeout). In production keep
-// the default: the safety promise holds only if every participant's clock
-// runs at the rate of real time.
+// the default. Clocks need not agree on the time, only on its rate: the
+// safety promise holds while no participant's clock runs more than
+// TTL/(TTL - margin) times as fast as a holder's (1.11 at the default
+// margin of TTL/10; docs/semantics.md, section 1, states a bound of 1.1).
 type Clock interface {
 	// Now returns the current time. Durations between two readings must
 	// never be negative.

@@ -130,7 +130,7 @@ func TestHelp(t *testing.T) {
 	common := []string{"--store URL", "$LEADERSHIP_STORE", "--key KEY", "$LEADERSHIP_KEY", "memory://NAME", "Exit status", "2  usage error"}
 	for cmd, wants := range map[string][]string{
 		"run": {"--name NAME", "$LEADERSHIP_NAME", "the host name", "--try DURATION", "$LEADERSHIP_TRY", "6  --try", "500ms doubling to 30s", "--ttl DURATION", "(default 15s)", "--grace DURATION", "min(TTL/4, 5s)", "$LEADERSHIP_GRACE",
-			"--restart", "LEADERSHIP_TOKEN", "LEADERSHIP_LEADER", "LEADERSHIP_TERM_STARTED", "margin = grace + min(TTL/10, 500ms)",
+			"--restart", "LEADERSHIP_TOKEN", "LEADERSHIP_LEADER", "LEADERSHIP_TERM_STARTED", "margin = grace + TTL/10",
 			"SIGKILL", "127  COMMAND could not be found", "4  the election was ended"},
 		"follow": {"--json", "TIME LEADER TERM", `"-"`, "4  the election was ended"},
 		"status": {"--json", "--no-wait", "$LEADERSHIP_NO_WAIT", "3  the election has no leader", "4  the election was ended", "5  unconfirmed", "one renew interval", "\"renewals\""},
@@ -192,7 +192,7 @@ func TestUsageErrors(t *testing.T) {
 		{"run negative try", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--try", "-1s", "--", "true"}, "--try -1s: must not be negative"},
 		{"run without command", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n"}, "missing COMMAND"},
 		{"run grace too long", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n", "--ttl", "2s", "--grace", "1s", "--", "true"},
-			"--grace 1s leaves no safe margin: grace + 200ms (min(TTL/10, 500ms)) must be under half the --ttl 2s; lower --grace or raise --ttl"},
+			"--grace 1s leaves no safe margin: grace + 200ms (TTL/10) must be under half the --ttl 2s; lower --grace or raise --ttl"},
 		{"run negative grace", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n", "--grace", "-1s", "--", "true"}, `invalid value "-1s" for flag --grace: negative duration`},
 		{"run ttl", noStore, []string{"run", "--store", "memory://x", "--key", "k", "--name", "n", "--ttl", "25h", "--", "true"}, "--ttl 25h0m0s: must be between"},
 		{"run env grace", map[string]string{"LEADERSHIP_GRACE": "soon"}, []string{"run", "--", "true"}, "LEADERSHIP_GRACE"},

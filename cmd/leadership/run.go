@@ -21,10 +21,6 @@ const (
 	runDefaultTTL = 15 * time.Second
 	// runMaxGrace caps the default grace period.
 	runMaxGrace = 5 * time.Second
-	// runMaxSlack caps the slack added to the grace period in the safety
-	// margin: the time SIGKILL and the kernel need to end the child, and
-	// the drift between this machine's clock rate and the others'.
-	runMaxSlack = 500 * time.Millisecond
 
 	// The backoff of --restart: the first campaign after COMMAND exited by
 	// itself starts restartMinDelay after the exit, and each consecutive
@@ -55,8 +51,9 @@ run sends SIGTERM to COMMAND's process group, then SIGKILL after --grace,
 and campaigns again: COMMAND starts anew at the next term won.
 
 Safety rule: the term ends at its last renewal + TTL - margin, where
-margin = grace + min(TTL/10, 500ms); other candidates can take over only at
-last renewal + TTL. So COMMAND is dead before anyone else can be elected.
+margin = grace + TTL/10; other candidates can take over only at last
+renewal + TTL. So COMMAND is dead TTL/10 before anyone else can be elected,
+which covers clocks whose rates differ by up to 10% (docs/semantics.md).
 The margin must be under TTL/2: with a long --grace, raise --ttl.
 The lease is renewed every (TTL - margin)/3.
 
@@ -165,8 +162,11 @@ func (c *runConfig) graceD() time.Duration {
 	return min(c.ttl/4, runMaxGrace)
 }
 
-// slack is what the safety margin adds to the grace period.
-func (c *runConfig) slack() time.Duration { return min(c.ttl/10, runMaxSlack) }
+// slack is what the safety margin adds to the grace period: COMMAND is
+// killed this long before anyone else could be elected, for SIGKILL and the
+// kernel to end it and for the drift between this machine's clock rate and
+// the others' (up to 10%: docs/semantics.md, section 1).
+func (c *runConfig) slack() time.Duration { return c.ttl / 10 }
 
 // margin is the safety margin: the term ends this long before anyone else
 // could be elected, leaving the grace period and the slack to stop COMMAND.
@@ -191,7 +191,7 @@ func (c *runConfig) validate() error {
 	case len(c.argv) == 0:
 		return usageErrorf("missing COMMAND: leadership run [flags] -- COMMAND [ARGS...]")
 	case c.margin() >= c.ttl/2:
-		return usageErrorf("--grace %v leaves no safe margin: grace + %v (min(TTL/10, 500ms)) must be under half the --ttl %v; lower --grace or raise --ttl",
+		return usageErrorf("--grace %v leaves no safe margin: grace + %v (TTL/10) must be under half the --ttl %v; lower --grace or raise --ttl",
 			c.graceD(), c.slack(), c.ttl)
 	}
 	return nil
