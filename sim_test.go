@@ -267,7 +267,6 @@ type simRun struct {
 	check *simChecker
 
 	maxTTL      time.Duration
-	standby     bool          // candidates run WithStandby (even seeds)
 	followerReq time.Duration // followers' request timeout
 	actRate     float64       // driver actions per max TTL while faulty
 	slots       []*simSlot
@@ -294,7 +293,6 @@ func newSimRun(t *testing.T, seed uint64) *simRun {
 	r := &simRun{t: t, seed: seed, decoded: map[string]*simRec{}, rng: rand.New(rand.NewPCG(seed, 0x5eed)), t0: time.Now()}
 	r.name = fmt.Sprintf("sim-%d-%d", seed, storeSeq.Add(1))
 	r.log = &simLog{keep: *simSeed != 0}
-	r.standby = seed%2 == 0 // drawn from no stream: every other choice of a seed stays as it was
 	// A few TTLs per run, within a factor of 1.5 (the run lasts a number of
 	// its longest TTL; its shortest sets the pace of the work).
 	base := []time.Duration{time.Second, 2 * time.Second}[r.rng.IntN(2)]
@@ -328,8 +326,8 @@ func newSimRun(t *testing.T, seed uint64) *simRun {
 	r.adminH, _ = memory.Open(context.Background(), memory.Config{Name: r.name})
 	aw := &simWitness{label: "admin", kind: kindAdmin, started: r.t0}
 	r.admin = newSimStore(r, r.adminH, aw, r.nextStream())
-	r.logf("seed %d: %d candidates (TTLs %v), %d followers (request timeout %v), watch slack %v, intensity %.2f, actions %.2f/TTL, standby %v",
-		seed, nc, r.candidateTTLs(), nf, r.followerReq, r.plan.maxWatchDelay, k, r.actRate, r.standby)
+	r.logf("seed %d: %d candidates (TTLs %v), %d followers (request timeout %v), watch slack %v, intensity %.2f, actions %.2f/TTL",
+		seed, nc, r.candidateTTLs(), nf, r.followerReq, r.plan.maxWatchDelay, k, r.actRate)
 	return r
 }
 
@@ -591,9 +589,6 @@ func (r *simRun) startCandidate(ctx context.Context, a *simActor, st *simStore, 
 	a.ttl = s.ttl
 	a.reqTimeout = min(s.ttl/3, 10*time.Second)
 	opts := []Option{WithStartupWait(r.maxTTL)}
-	if r.standby {
-		opts = append(opts, WithStandby())
-	}
 	a.cand = NewCandidate(st, simKey, fmt.Sprintf("c%d", s.index), s.ttl, opts...)
 	if a.mode == "run" {
 		r.bg.Go(func() {

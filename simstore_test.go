@@ -234,7 +234,7 @@ func (s *simStore) Get(ctx context.Context, key string, opts *store.ReadOptions)
 		pair, err = s.Store.Get(c, key, opts)
 		return err
 	})
-	if ctx.Err() == nil && key == simKey { // else the caller has given up and does not see the answer, or it is a standby claim
+	if ctx.Err() == nil && key == simKey { // else the caller has given up and does not see the answer, or it is another key
 		switch {
 		case err == nil:
 			if *simTrace {
