@@ -35,6 +35,7 @@ type config struct {
 	startupWait        time.Duration
 	standby            bool // WithStandby
 	clock              Clock
+	jitter             func(n time.Duration) time.Duration // test hook: a draw in [0, n), rand.N when nil
 	metrics            Metrics
 	value              string   // WithValue
 	errs               []error  // option errors found while applying options
