@@ -245,7 +245,7 @@ func (e *campaign) acquireAtRecord() time.Duration {
 		// record has stayed unchanged for the holder's whole TTL, less the
 		// small lead its margin allows, which is after that holder's own
 		// deadline.
-		at := e.seenAt + s.rec.TTL() - s.rec.TakeoverLead()
+		at := e.seenAt + s.rec.TTL()
 		if s.rec.Free() {
 			at = max(at, e.holdoffUntil)
 		}
