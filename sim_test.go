@@ -825,6 +825,9 @@ func (r *simRun) stopAsync(a *simActor, how string) {
 func (r *simRun) retire(s *simSlot) {
 	a := s.actor
 	s.actor = nil
+	if a.paused() {
+		r.resume(a) // what it left behind (an abandoned call) goes on
+	}
 	if !a.stopping {
 		r.logf("%s: stopped by itself: %v", a.label, a.err())
 	}
