@@ -46,10 +46,8 @@ func TestDeadlineIsExact(t *testing.T) {
 		}
 		for {
 			if bt, ok := b.CurrentTerm(); ok {
-				// b may send its acquire a 40th of the TTL early (a quarter
-				// of a's margin), still well after a's deadline.
-				if got, want := bt.Began.Sub(lastRenewal), ttl-ttl/40; got != want {
-					t.Fatalf("b elected %v after a's last renewal, want exactly the TTL less its lead, %v", got, want)
+				if got, want := bt.Began.Sub(lastRenewal), ttl; got != want {
+					t.Fatalf("b elected %v after a's last renewal, want exactly the TTL, %v", got, want)
 				}
 				if bt.Token <= term.Token {
 					t.Fatalf("token %d after %d", bt.Token, term.Token)
@@ -176,8 +174,8 @@ func TestTakeoverLeadFollowsTheHoldersMargin(t *testing.T) {
 		}
 		for {
 			if bt, ok := b.CurrentTerm(); ok {
-				if got, want := bt.Began.Sub(cut), ttl-margin/4; got != want {
-					t.Fatalf("b elected %v after a's last write, want the TTL less a quarter of a's margin, %v", got, want)
+				if got, want := bt.Began.Sub(cut), ttl; got != want {
+					t.Fatalf("b elected %v after a's last write, want the whole TTL (no takeover lead), %v", got, want)
 				}
 				return
 			}
