@@ -95,8 +95,8 @@ func TestFollowerDropsVanishedLeaderWithinTTL(t *testing.T) {
 			t.Fatalf("follower named the vanished leader for %v, want exactly %v", got, want)
 		}
 		nextNamed(t, leaders, alive.node, "after \"\"")
-		if got, want := time.Since(gone), ttl-ttl/40; got != want {
-			t.Fatalf("follower named the successor %v after the vanish, want exactly the TTL less the takeover lead, %v", got, want)
+		if got, want := time.Since(gone), ttl; got != want {
+			t.Fatalf("follower named the successor %v after the vanish, want exactly the TTL, %v", got, want)
 		}
 	})
 }

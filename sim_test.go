@@ -1172,3 +1172,41 @@ func (r *simRun) report(tot *simTotals) {
 	r.t.Errorf("seed %d broke an invariant\n%s\nlast events before the first violation:\n%s\nreplay: go test -run 'TestSimulator' -sim.seed=%d -v .",
 		r.seed, c.summary(), strings.Join(c.tail, "\n"), r.seed)
 }
+
+var simReplays = flag.Int("sim.replays", 3, "TestSimulatorReplaysExactly: seeds run twice (from -sim.first), 100 TTLs each")
+
+// A seed's two runs give the same event log, byte for byte: every random
+// choice comes from the seed, the engine's retry jitter included, and the
+// scheduler orders what the Go scheduler would order at random.
+func TestSimulatorReplaysExactly(t *testing.T) {
+	const ttls = 100
+	for i := range *simReplays {
+		seed := *simFirst + uint64(i)
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			var traces [2][]string
+			for run := range traces {
+				synctest.Test(t, func(t *testing.T) {
+					r := newSimRun(t, seed, true)
+					go r.sched.loop()
+					r.run(ttls * r.maxTTL)
+					r.sched.finish()
+					traces[run] = r.log.all
+				})
+			}
+			a, b := traces[0], traces[1]
+			for i := range min(len(a), len(b)) {
+				if a[i] != b[i] {
+					t.Fatalf("seed %d: the two runs part at event %d of %d:\n first: %s\nsecond: %s\n(the 10 events before:\n%s)",
+						seed, i, len(a), a[i], b[i], strings.Join(a[max(0, i-10):i], "\n"))
+				}
+			}
+			if len(a) != len(b) {
+				t.Fatalf("seed %d: %d events, then %d", seed, len(a), len(b))
+			}
+			if len(a) < 100 {
+				t.Fatalf("seed %d: only %d events", seed, len(a))
+			}
+		})
+	}
+}
