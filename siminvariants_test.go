@@ -113,15 +113,15 @@ type simWitness struct {
 	ttl     time.Duration // a candidate's TTL
 	margin  time.Duration // a candidate's safety margin
 
-	shown   []simShown  // rises of the highest term shown to it
-	first   uint64      // sequence number of the first record shown to it, 0 if none
-	missing []time.Time // when reads returned to it showed the key missing (the read's time)
-	missAt  []time.Time // when those reads returned
-	calls   []time.Time // its store calls in the last second
-	stormed bool        // a storm was reported
+	shown   []simShown           // rises of the highest term shown to it
+	first   uint64               // sequence number of the first record shown to it, 0 if none
+	missing []time.Time          // when reads returned to it showed the key missing (the read's time)
+	missAt  []time.Time          // when those reads returned
+	calls   []time.Time          // its store calls in the last second
+	stormed bool                 // a storm was reported
 	values  map[string]time.Time // a follower: when it was first shown each value
 	named   *simNaming           // what a follower names now
-	highest *simNaming  // the highest term a follower named
+	highest *simNaming           // the highest term a follower named
 }
 
 // simShown is a rise of the highest term shown to a participant.
@@ -176,7 +176,7 @@ type simApply struct {
 	// the value before; to one that was not, it is news of a record.
 	value   string
 	rewrite bool
-	engine  bool // written by a participant (not restored or rewritten by the driver)
+	engine  bool      // written by a participant (not restored or rewritten by the driver)
 	fresh   time.Time // the write's time + TTL
 }
 
@@ -216,7 +216,7 @@ type simChecker struct {
 	applies   map[simHolder][]simApply
 	bounds    map[string]time.Time // an engine write's value: its bound (for identical rewrites)
 	takeovers []simTakeover
-	fences    int // fenced writes that landed
+	fences    int      // fenced writes that landed
 	history   [][]byte // the latest applied values
 	lastIndex uint64   // index of the latest applied write
 	current   []byte   // the value at the key as the checker knows it, nil when missing
