@@ -204,11 +204,10 @@ func (s *simStore) call(ctx context.Context, op string, write bool, do func(ctx 
 		return err
 	case faultDelay:
 		err := do(ctx, true)
-		ok := waitCtx(ctx, s.between(0, ttl/2))
-		clk.step(turnReply, sub)
-		if !ok {
-			return ctx.Err()
+		if !waitCtx(ctx, s.between(0, ttl/2)) {
+			return ctx.Err() // the caller gave up: no one waits for this reply
 		}
+		clk.step(turnReply, sub)
 		return err
 	case faultLongDelay:
 		err := do(ctx, true)
@@ -218,14 +217,12 @@ func (s *simStore) call(ctx context.Context, op string, write bool, do func(ctx 
 	case faultLostReply:
 		_ = do(ctx, true)
 		if s.float() < 0.5 {
-			err := s.giveUp(ctx)
-			clk.step(turnReply, sub)
-			return err
+			return s.giveUp(ctx) // returns once the caller gave up
 		}
 		return store.ErrNotReachable
 	case faultLateApply:
+		later := s.between(0, 3*ttl/2) // drawn now: the caller's next call draws from the same stream
 		err := s.giveUp(ctx)
-		later := s.between(0, 3*ttl/2)
 		p.inflight.Add(1)
 		s.run.bg.Go(func() {
 			defer p.inflight.Add(-1)
@@ -233,7 +230,6 @@ func (s *simStore) call(ctx context.Context, op string, write bool, do func(ctx 
 			s.run.sched.turn(clk.id, turnLate, sub)
 			_ = do(context.Background(), false)
 		})
-		clk.step(turnReply, sub)
 		return err
 	}
 	return do(ctx, true)
