@@ -5,7 +5,10 @@ package leadership
 // the driver tells it every term it finds, every follower observation, every
 // store-level fault, and asks it to check after every step. All times are
 // the bubble's virtual time, which is exact: a goroutine woken at an instant
-// runs at that instant.
+// runs at that instant. Times a participant reports (Term.Began,
+// Observation.At) are on its own clock and are mapped back to virtual time;
+// a paused participant does nothing, so what it does at its resume (a term
+// whose deadline passed meanwhile ends then) counts from its pause's start.
 //
 // The invariants, precisely:
 //
@@ -48,19 +51,23 @@ package leadership
 //     two terms: the wider limitation that a candidate which lived through
 //     the loss but never saw the newest term cannot number above it. Every
 //     other violation is "tokens".
-//  3. Followers. For a holder H and term T let lastApply(H,T) be the latest
-//     virtual time at which the store applied a write naming H as holder in
-//     term T (an engine write, a late write, a restore, an identical
-//     rewrite), and TTL(H,T) its ttl_ms. A follower F started at start(F)
-//     may name (H,T) at time t only if
-//     t <= max(lastApply(H,T), start(F)) + TTL(H,T) + slack + held, where
-//     held is how long a partition of F or an outage of the server that
-//     ended by t held what the store applied at lastApply (watch events
-//     buffered during a cut arrive at its end, as TCP delivers them, and no
-//     follower can tell them from live ones), and slack is
-//     the longest the plan may hold a watch event (start(F): the documented
-//     limitation that a follower started after a crash counts from its first
-//     read). Besides, F never names (H,T) after it named a later term unless
+//  3. Followers, bound by the holder's lease. Every write naming H as
+//     holder in term T has a lease bound: for H's own write, sent at s and
+//     applied at a, the virtual time at which H's clock has advanced TTL
+//     from its reading at s, plus a - s (the time it took to reach the
+//     store, which no follower can know); for an identical rewrite, the
+//     bound of the write it repeats if F had been shown that value before,
+//     else the rewrite's time + TTL (news to F); for a restore, its time +
+//     TTL (section 7). A follower F started at start(F) may name (H,T) at
+//     time t only if, for the latest of H's own writes naming (H,T) applied
+//     by t or a restore or rewrite after it,
+//     t <= max(bound, start(F) + TTL) + slack + held, where held is how
+//     long a partition or pause of F or an outage of the server that ended
+//     by t held that write back (watch events buffered during a cut arrive
+//     at its end, as TCP delivers them, and no follower can tell them from
+//     live ones), and slack is the longest the plan may hold a watch event
+//     (start(F): the documented limitation that a follower started after a
+//     crash counts from its first read). Besides, F never names (H,T) after it named a later term unless
 //     the store went back in time in between, and never after a read
 //     returned to it showed the key missing, unless the store applied a
 //     write naming (H,T) after that read.
@@ -74,6 +81,20 @@ package leadership
 //  6. Stop (or cancelling the run's context) returns, with Done closed,
 //     within 2 x the request timeout + stopMargin, even when the store
 //     hangs.
+//  7. Fenced writes. A FencedPut through term T of candidate C lands only
+//     while the record at the election key names C as holder in term T
+//     (not free, not ended): no fenced write of T is applied once another
+//     term was written over T's record. Strict: a store that lost its data
+//     and handed the guard's index out again is no excuse (issue 23, item
+//     3; the failure says whether that happened).
+//  8. The run window. When the store applies a write that takes a term over
+//     from another holder's record (held or ended, not free), the gap from
+//     the end of that holder's term (its Context done, or the start of the
+//     pause in which its deadline passed) to the write is at least
+//     min(margin, TTL/rate(taker) - (TTL - margin)/rate(holder)): the
+//     holder's whole margin, less only what the two clocks' rates explain.
+//     Not checked when the store went back in time since the holder's term
+//     began (invariant 1's exception).
 
 import (
 	"fmt"
