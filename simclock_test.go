@@ -27,6 +27,7 @@ import (
 	"math/bits"
 	"slices"
 	"sync"
+	"testing"
 	"testing/synctest"
 	"time"
 )
@@ -387,4 +388,60 @@ func (t *simTimer) drain() {
 	case <-t.c:
 	default:
 	}
+}
+
+// A simClock's timers fire at the first virtual instant its reading
+// reaches their deadline, at its rate; Stop and Reset discard a value not
+// received; a pause holds a timer due meanwhile until the resume, when the
+// reading has jumped forward by the pause.
+func TestSimClock(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := newSimSched()
+		go s.loop()
+		defer s.finish()
+		for _, ppm := range []int64{-simMaxPPM, -1, 0, 7, simMaxPPM} {
+			c := newSimClock(s, 1, -time.Hour, ppm)
+			start := c.Now()
+			tm := c.NewTimer(time.Second)
+			fired := <-tm.C()
+			if got := fired.Sub(start); got < time.Second || got > time.Second+2 {
+				t.Fatalf("ppm %d: fired %v of the clock after it was set, want 1s", ppm, got)
+			}
+			if c.realOf(c.Now()) != time.Now() && ppm >= 0 {
+				t.Fatalf("ppm %d: realOf(Now) %v is not now %v", ppm, c.realOf(c.Now()), time.Now())
+			}
+			if got, want := time.Since(c.t0), time.Duration(float64(time.Second)/c.rate()); got < want-2 || got > want+2 {
+				t.Fatalf("ppm %d: fired after %v of virtual time, want %v", ppm, got, want)
+			}
+
+			tm.Reset(time.Second)
+			time.Sleep(2 * time.Second) // fired, not received
+			if tm.Stop() {
+				t.Fatalf("ppm %d: Stop of a fired timer reported it active", ppm)
+			}
+			select {
+			case <-tm.C():
+				t.Fatalf("ppm %d: a value after Stop", ppm)
+			default:
+			}
+
+			tm.Reset(time.Second)
+			c.pause()
+			time.Sleep(3 * time.Second)
+			select {
+			case <-tm.C():
+				t.Fatalf("ppm %d: fired during a pause", ppm)
+			default:
+			}
+			before := c.Now()
+			c.resume()
+			<-tm.C()
+			if c.Now() != before {
+				t.Fatalf("ppm %d: the resume took time", ppm)
+			}
+			if got := c.acting(time.Now()); !got.Equal(c.pauses[0].from) {
+				t.Fatalf("ppm %d: acting at the resume %v, want the pause's start %v", ppm, got, c.pauses[0].from)
+			}
+		}
+	})
 }
