@@ -293,9 +293,11 @@ func (c *simClock) step(kind int, sub uint64) {
 func (c *simClock) acting(t time.Time) time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for _, p := range c.pauses {
-		if t.After(p.from) && (p.to.IsZero() || !t.After(p.to)) {
-			return p.from
+	// Back to back pauses (resumed and paused again at one instant, before
+	// it ran) are one.
+	for i := len(c.pauses) - 1; i >= 0; i-- {
+		if p := c.pauses[i]; t.After(p.from) && (p.to.IsZero() || !t.After(p.to)) {
+			t = p.from
 		}
 	}
 	return t

@@ -590,7 +590,7 @@ func (c *simChecker) lossExcused(a, b *simTerm) bool {
 	if b.start.Before(a.start) {
 		early, late = b, a
 	}
-	if late.who.maxShownBefore(late.start).term >= early.token {
+	if c.shownBefore(late).term >= early.token {
 		return false
 	}
 	for _, g := range c.goBacks {
@@ -654,7 +654,7 @@ func (c *simChecker) checkToken(t *simTerm) {
 		if !c.firstReport(late, early) {
 			continue
 		}
-		m := late.who.maxShownBefore(late.start)
+		m := c.shownBefore(late)
 		invariant := "tokens"
 		if m.term < early.token && c.wentBackBetween(early.start, late.start) {
 			// Never shown early's term, and the store went back since: the
@@ -688,7 +688,7 @@ func (c *simChecker) firstReport(a, b *simTerm) bool {
 // shown no record before that, and it was never shown a term as high as
 // early's.
 func (c *simChecker) excused(late, early *simTerm) bool {
-	if late.who.maxShownBefore(late.start).term >= early.token {
+	if c.shownBefore(late).term >= early.token {
 		return false
 	}
 	written := c.appliedSeq(early)
@@ -711,7 +711,7 @@ func (c *simChecker) excused(late, early *simTerm) bool {
 // and late's candidate could not know that its record was lost.
 func (c *simChecker) issuedFirst(late, early *simTerm) bool {
 	lateSeq, earlySeq := c.appliedSeq(late), c.appliedSeq(early)
-	if lateSeq == 0 || earlySeq <= lateSeq || early.who.maxShownBefore(early.start).term >= late.token {
+	if lateSeq == 0 || earlySeq <= lateSeq || c.shownBefore(early).term >= late.token {
 		return false
 	}
 	for _, g := range c.goBacks {
@@ -720,6 +720,20 @@ func (c *simChecker) issuedFirst(late, early *simTerm) bool {
 		}
 	}
 	return false
+}
+
+// shownBefore is the highest term shown to t's candidate before the store
+// applied the write that began t (its term number was chosen before: its
+// own record, shown by a read while the write's reply was delayed, tells
+// nothing), or before t began if that write is unknown.
+func (c *simChecker) shownBefore(t *simTerm) simShown {
+	cut := t.start
+	name, _, _ := strings.Cut(t.who.label, "#")
+	as := c.applies[simHolder{name, t.token}]
+	if n := sort.Search(len(as), func(i int) bool { return as[i].at.After(t.start) }); n > 0 && as[n-1].engine {
+		cut = as[n-1].at
+	}
+	return t.who.maxShownBefore(cut)
 }
 
 // appliedSeq is the sequence number of the write that began t: the last
