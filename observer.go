@@ -273,7 +273,11 @@ func (o *observer) failed(err error) {
 		o.backoff = min(o.backoff*2, o.cfg.retryMax)
 	}
 	// Full jitter on the upper half keeps many clients from retrying in step.
-	wait := o.backoff/2 + rand.N(o.backoff/2+1)
+	draw := rand.N[time.Duration]
+	if o.cfg.jitter != nil {
+		draw = o.cfg.jitter
+	}
+	wait := o.backoff/2 + draw(o.backoff/2+1)
 	o.retryAt = o.clock() + wait
 }
 

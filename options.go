@@ -34,6 +34,7 @@ type config struct {
 	pollByTTL          bool // a follower's default poll: while watched, at least every TTL/3 of the record
 	startupWait        time.Duration
 	clock              Clock
+	jitter             func(n time.Duration) time.Duration // test hook: a draw in [0, n), rand.N when nil
 	metrics            Metrics
 	value              string   // WithValue
 	errs               []error  // option errors found while applying options

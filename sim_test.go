@@ -12,12 +12,11 @@ package leadership
 //	go test -run 'TestSimulator' -sim.seeds=5000 -sim.first=1000 .   # soak other seeds
 //
 // Every random choice of the simulator comes from the seed (PCG streams per
-// participant and per watch), so a replay follows the same plan. The engine's
-// own retry jitter (math/rand/v2's global source) cannot be seeded, and
-// goroutines woken at the same virtual instant run in any order, so a run
-// can drift from the original after its first store error or race: a
-// replay runs the seed up to -sim.tries times and prints the full event log
-// of the first run that breaks an invariant.
+// participant and per watch), the engine's retry jitter included (a test
+// hook gives each participant a stream of its own), and the scheduler of
+// simclock_test.go orders every step of the participants that the Go
+// scheduler would order at random, so that a replay gives the same event
+// log byte for byte (TestSimulatorReplaysExactly).
 
 import (
 	"context"
@@ -42,15 +41,19 @@ var (
 	simSeeds     = flag.Int("sim.seeds", 200, "simulator: number of seeds to soak")
 	simFirst     = flag.Uint64("sim.first", 1, "simulator: first seed of the soak")
 	simTTLs      = flag.Int("sim.ttls", 500, "simulator: simulated TTLs (of the run's longest TTL) per seed")
-	simTries     = flag.Int("sim.tries", 10, "simulator: runs of a replayed seed, until one breaks an invariant")
+	simTries     = flag.Int("sim.tries", 1, "simulator: runs of a replayed seed, until one breaks an invariant (a replay is exact: one is enough)")
 	simKeepGoing = flag.Bool("sim.keepgoing", false, "simulator: keep running a seed after its first violation")
 	simStrict    = flag.Bool("sim.strict", false, "simulator: every invariant is fatal, the open ones (residualInvariants, none at present) included")
 	simTrace     = flag.Bool("sim.trace", false, "simulator: log every store call's fault and every value shown to a participant")
 	simRealLimit = flag.Duration("sim.realtimeout", time.Minute, "simulator: real time after which a seed is declared stuck")
 )
 
-// simKey is the election key of every run.
-const simKey = "sim/election"
+// simKey is the election key of every run; simDataKey the key fenced
+// writes go to.
+const (
+	simKey     = "sim/election"
+	simDataKey = "sim/data"
+)
 
 // simTotals adds up the seeds' runs.
 type simTotals struct {
@@ -126,9 +129,11 @@ func runSimSeed(t *testing.T, seed uint64, tot *simTotals) {
 	})
 	defer guard.Stop()
 	synctest.Test(t, func(t *testing.T) {
-		r := newSimRun(t, seed)
+		r := newSimRun(t, seed, *simSeed != 0)
 		current.Store(r)
-		r.run()
+		go r.sched.loop()
+		r.run(time.Duration(*simTTLs) * r.maxTTL)
+		r.sched.finish()
 		r.report(tot)
 	})
 }
@@ -195,6 +200,8 @@ type simActor struct {
 	startFailed atomic.Bool
 	stopping    bool
 	healAt      time.Time // while partitioned
+	resumeAt    time.Time // while paused
+	terms       []Term    // the terms it was found leading, for FencedPut
 }
 
 // between draws a duration in [lo, hi) from the actor's stream.
@@ -236,6 +243,9 @@ func (a *simActor) err() error {
 	return a.fol.Err()
 }
 
+// paused reports whether the driver paused the actor.
+func (a *simActor) paused() bool { return !a.resumeAt.IsZero() }
+
 func (a *simActor) stop() {
 	if a.cand != nil {
 		a.cand.Stop()
@@ -250,6 +260,7 @@ type simSlot struct {
 	kind      simKind
 	index     int
 	ttl       time.Duration // candidates
+	margin    time.Duration // candidates: WithSafetyMargin, 0 for the default
 	actor     *simActor     // nil while down
 	downUntil time.Time
 	count     int // incarnations so far
@@ -267,7 +278,6 @@ type simRun struct {
 	check *simChecker
 
 	maxTTL      time.Duration
-	standby     bool          // candidates run WithStandby (even seeds)
 	followerReq time.Duration // followers' request timeout
 	actRate     float64       // driver actions per max TTL while faulty
 	slots       []*simSlot
@@ -276,6 +286,10 @@ type simRun struct {
 	admin       *simStore     // EndElection and DeleteElection, through faults
 	adminH      *memory.Store
 	adminOps    atomic.Int64
+	fenceOps    atomic.Int64
+	fenceSeq    int
+	sched       *simSched
+	ids         int // participants (witnesses) so far: their place in the scheduler's order
 	faults      atomic.Int64
 	outageUntil time.Time
 	phase       simPhase
@@ -290,11 +304,10 @@ type simRun struct {
 // livenessBound is how long a calm phase may go without a leader.
 func (r *simRun) livenessBound() time.Duration { return 3*r.maxTTL + r.maxTTL/3 + time.Second }
 
-func newSimRun(t *testing.T, seed uint64) *simRun {
-	r := &simRun{t: t, seed: seed, decoded: map[string]*simRec{}, rng: rand.New(rand.NewPCG(seed, 0x5eed)), t0: time.Now()}
+func newSimRun(t *testing.T, seed uint64, keepLog bool) *simRun {
+	r := &simRun{t: t, seed: seed, decoded: map[string]*simRec{}, rng: rand.New(rand.NewPCG(seed, 0x5eed)), t0: time.Now(), sched: newSimSched()}
 	r.name = fmt.Sprintf("sim-%d-%d", seed, storeSeq.Add(1))
-	r.log = &simLog{keep: *simSeed != 0}
-	r.standby = seed%2 == 0 // drawn from no stream: every other choice of a seed stays as it was
+	r.log = &simLog{keep: keepLog}
 	// A few TTLs per run, within a factor of 1.5 (the run lasts a number of
 	// its longest TTL; its shortest sets the pace of the work).
 	base := []time.Duration{time.Second, 2 * time.Second}[r.rng.IntN(2)]
@@ -303,7 +316,9 @@ func newSimRun(t *testing.T, seed uint64) *simRun {
 	for i := range nc {
 		ttl := ttlChoices[r.rng.IntN(len(ttlChoices))]
 		r.maxTTL = max(r.maxTTL, ttl)
-		r.slots = append(r.slots, &simSlot{kind: kindCandidate, index: i, ttl: ttl})
+		// The default margin (TTL/10) half the time, else a wider one.
+		margin := []time.Duration{0, 0, ttl / 8, ttl / 5}[r.rng.IntN(4)]
+		r.slots = append(r.slots, &simSlot{kind: kindCandidate, index: i, ttl: ttl, margin: margin})
 	}
 	for i := range nf {
 		r.slots = append(r.slots, &simSlot{kind: kindFollower, index: i})
@@ -326,10 +341,10 @@ func newSimRun(t *testing.T, seed uint64) *simRun {
 	r.check = newSimChecker(r, r.plan.maxWatchDelay)
 	r.raw, _ = memory.Open(context.Background(), memory.Config{Name: r.name})
 	r.adminH, _ = memory.Open(context.Background(), memory.Config{Name: r.name})
-	aw := &simWitness{label: "admin", kind: kindAdmin, started: r.t0}
+	aw := &simWitness{label: "admin", name: "admin", kind: kindAdmin, started: r.t0, clk: r.newClock(0, 0)}
 	r.admin = newSimStore(r, r.adminH, aw, r.nextStream())
-	r.logf("seed %d: %d candidates (TTLs %v), %d followers (request timeout %v), watch slack %v, intensity %.2f, actions %.2f/TTL, standby %v",
-		seed, nc, r.candidateTTLs(), nf, r.followerReq, r.plan.maxWatchDelay, k, r.actRate, r.standby)
+	r.logf("seed %d: %d candidates (TTLs %v, margins %v), %d followers (request timeout %v), watch slack %v, intensity %.2f, actions %.2f/TTL",
+		seed, nc, r.candidateTTLs(), r.candidateMargins(), nf, r.followerReq, r.plan.maxWatchDelay, k, r.actRate)
 	return r
 }
 
@@ -341,6 +356,37 @@ func (r *simRun) candidateTTLs() []time.Duration {
 		}
 	}
 	return out
+}
+
+func (r *simRun) candidateMargins() []time.Duration {
+	var out []time.Duration
+	for _, s := range r.slots {
+		if s.kind == kindCandidate {
+			out = append(out, marginOf(s.ttl, s.margin))
+		}
+	}
+	return out
+}
+
+// marginOf is the safety margin a candidate of the TTL runs with.
+func marginOf(ttl, margin time.Duration) time.Duration {
+	if margin == 0 {
+		return ttl / 10 // the default
+	}
+	return margin
+}
+
+// simMaxPPM bounds how far a participant's clock rate is from virtual
+// time's, in parts per million: two rates differ by a factor of at most
+// (1+5%)/(1-5%) = 1.105, within the bound docs/semantics.md states for the
+// default margin (1/(1-1/10) = 1.111).
+const simMaxPPM = 50_000
+
+// newClock makes the next participant's clock: its place in the
+// scheduler's order, its offset and its rate.
+func (r *simRun) newClock(offset time.Duration, ppm int64) *simClock {
+	r.ids++
+	return newSimClock(r.sched, r.ids, offset, ppm)
 }
 
 func (r *simRun) nextStream() uint64 { r.streams++; return r.streams }
@@ -376,16 +422,16 @@ func (r *simRun) between(lo, hi time.Duration) time.Duration {
 	return lo + time.Duration(r.rng.Int64N(int64(hi-lo)))
 }
 
-// run drives the seed from start to shutdown.
-func (r *simRun) run() {
-	end := r.t0.Add(time.Duration(*simTTLs) * r.maxTTL)
+// run drives the seed from start to shutdown, for length of virtual time.
+func (r *simRun) run(length time.Duration) {
+	end := r.t0.Add(length)
 	for _, s := range r.slots {
 		r.start(s)
 	}
 	r.enterFaulty()
 	for time.Now().Before(end) {
 		time.Sleep(r.stepLen())
-		synctest.Wait()
+		r.sched.turn(0, turnDriver, 0) // everything else at this instant has run
 		leader := r.observe()
 		if r.check.failed() && !*simKeepGoing {
 			break
@@ -397,6 +443,11 @@ func (r *simRun) run() {
 	}
 	r.shutdown()
 }
+
+// settle lets what the driver just set off run until it blocks (the
+// driver's turns come first within an instant), so that the driver's next
+// event is logged after it, in every replay.
+func (r *simRun) settle() { r.sched.turn(0, turnDriver, 0) }
 
 // stepLen is the virtual time between two driver steps.
 func (r *simRun) stepLen() time.Duration {
@@ -423,6 +474,12 @@ func (r *simRun) observe() bool {
 			continue
 		default:
 		}
+		if a.paused() {
+			if now.Before(a.resumeAt) {
+				continue // not running: it shows nothing
+			}
+			r.resume(a)
+		}
 		if a.startFailed.Load() {
 			a.stop()
 			continue
@@ -439,9 +496,10 @@ func (r *simRun) observe() bool {
 		}
 		if !a.healAt.IsZero() && !now.Before(a.healAt) {
 			a.healAt = time.Time{}
+			r.logf("%s: partition healed", a.label)
 			a.h.Reconnect()
 			r.check.cutEnd(a.w)
-			r.logf("%s: partition healed", a.label)
+			r.settle()
 		}
 	}
 	if !r.outageUntil.IsZero() && !now.Before(r.outageUntil) {
@@ -497,12 +555,12 @@ func (r *simRun) candidateStates() string {
 
 // settled reports whether nothing injected is under way and every slot runs.
 func (r *simRun) settled() bool {
-	if r.plan.faulty.Load() || r.plan.inflight.Load() > 0 || r.adminOps.Load() > 0 || !r.outageUntil.IsZero() {
+	if r.plan.faulty.Load() || r.plan.inflight.Load() > 0 || r.adminOps.Load() > 0 || r.fenceOps.Load() > 0 || !r.outageUntil.IsZero() {
 		return false
 	}
 	for _, s := range r.slots {
 		a := s.actor
-		if a == nil || a.stopping || !a.healAt.IsZero() || a.startFailed.Load() {
+		if a == nil || a.stopping || !a.healAt.IsZero() || a.paused() || a.startFailed.Load() {
 			return false
 		}
 	}
@@ -536,6 +594,9 @@ func (r *simRun) healAll() {
 			a.h.Reconnect()
 			r.check.cutEnd(a.w)
 		}
+		if a := s.actor; a != nil && a.paused() {
+			r.resume(a)
+		}
 	}
 	if !r.outageUntil.IsZero() {
 		r.endOutage()
@@ -545,9 +606,10 @@ func (r *simRun) healAll() {
 
 func (r *simRun) endOutage() {
 	r.outageUntil = time.Time{}
+	r.logf("server back")
 	memory.StartServer(r.name)
 	r.check.cutEnd(nil)
-	r.logf("server back")
+	r.settle()
 }
 
 // start creates the slot's next incarnation on a new connection.
@@ -563,12 +625,16 @@ func (r *simRun) start(s *simSlot) {
 		prefix = "f"
 	}
 	a.label = fmt.Sprintf("%s%d#%d", prefix, s.index, s.count)
-	a.w = &simWitness{label: a.label, kind: s.kind, started: time.Now()}
+	// Its clock: an offset of up to an hour either way and a rate within
+	// simMaxPPM of virtual time's.
+	clk := r.newClock(r.between(-time.Hour, time.Hour), r.rng.Int64N(2*simMaxPPM+1)-simMaxPPM)
+	a.w = &simWitness{label: a.label, name: fmt.Sprintf("%s%d", prefix, s.index), kind: s.kind, started: time.Now(), clk: clk, values: map[string]time.Time{}}
 	st := newSimStore(r, h, a.w, r.nextStream())
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	modes := []string{"run", "run", "prompt", "slow", "absent"}
 	a.mode = modes[r.rng.IntN(len(modes))]
+	r.logf("%s: starting (%s)", a.label, a.mode)
 	var err2 error
 	if s.kind == kindCandidate {
 		err2 = r.startCandidate(ctx, a, st, s)
@@ -583,14 +649,18 @@ func (r *simRun) start(s *simSlot) {
 		return
 	}
 	s.actor = a
-	r.logf("%s: started (%s)", a.label, a.mode)
+	r.settle()
 }
 
 // startCandidate runs a candidate, by Run or by RunForElectionContext.
 func (r *simRun) startCandidate(ctx context.Context, a *simActor, st *simStore, s *simSlot) error {
 	a.ttl = s.ttl
 	a.reqTimeout = min(s.ttl/3, 10*time.Second)
-	opts := []Option{WithStartupWait(r.maxTTL)}
+	opts := []Option{WithStartupWait(r.maxTTL), WithClock(a.w.clk), simJitter(r.seed, a)}
+	if s.margin != 0 {
+		opts = append(opts, WithSafetyMargin(s.margin))
+	}
+	a.w.ttl, a.w.margin = s.ttl, marginOf(s.ttl, s.margin)
 	a.cand = NewCandidate(st, simKey, fmt.Sprintf("c%d", s.index), s.ttl, opts...)
 	if a.mode == "run" {
 		r.bg.Go(func() {
@@ -624,6 +694,20 @@ func (r *simRun) startCandidate(ctx context.Context, a *simActor, st *simStore, 
 		}
 	})
 	return nil
+}
+
+// simJitter seeds the engine's retry jitter (an unexported hook of the
+// config) from a stream of the participant's own.
+func simJitter(seed uint64, a *simActor) Option {
+	var mu sync.Mutex
+	rng := rand.New(rand.NewPCG(seed, 3<<32+uint64(a.w.clk.id)))
+	return func(c *config) {
+		c.jitter = func(n time.Duration) time.Duration {
+			mu.Lock()
+			defer mu.Unlock()
+			return time.Duration(rng.Int64N(int64(n)))
+		}
+	}
 }
 
 // readLate is a slow reader's pause between two reads.
@@ -666,6 +750,11 @@ func (r *simRun) callbacks(a *simActor) Callbacks {
 func (r *simRun) termFound(a *simActor, term Term) {
 	ctx := term.Context()
 	st, isNew := r.check.termFound(a.w, term, ctx.Err() != nil)
+	if isNew {
+		a.mu.Lock()
+		a.terms = append(a.terms, term)
+		a.mu.Unlock()
+	}
 	if isNew && st.endKnown {
 		r.bg.Go(func() {
 			<-ctx.Done()
@@ -678,7 +767,7 @@ func (r *simRun) termFound(a *simActor, term Term) {
 func (r *simRun) startFollower(ctx context.Context, a *simActor, st *simStore) error {
 	a.ttl = r.maxTTL
 	a.reqTimeout = r.followerReq
-	a.fol = NewFollower(st, simKey, WithRequestTimeout(r.followerReq))
+	a.fol = NewFollower(st, simKey, WithRequestTimeout(r.followerReq), WithClock(a.w.clk), simJitter(r.seed, a))
 	if a.mode == "run" {
 		a.mode = "prompt"
 	}
@@ -736,6 +825,9 @@ func (r *simRun) stopAsync(a *simActor, how string) {
 func (r *simRun) retire(s *simSlot) {
 	a := s.actor
 	s.actor = nil
+	if a.paused() {
+		r.resume(a) // what it left behind (an abandoned call) goes on
+	}
 	if !a.stopping {
 		r.logf("%s: stopped by itself: %v", a.label, a.err())
 	}
@@ -762,6 +854,7 @@ func (r *simRun) maybeAct() {
 		{10, r.actResign}, {6, func() bool { return r.actStop("stop") }}, {4, func() bool { return r.actStop("cancel") }},
 		{8, r.actPartition}, {2, r.actOutage}, {3, r.actLoseData}, {4, r.actRestore}, {4, r.actRewrite},
 		{1, r.actEnd}, {1, r.actDelete}, {6, r.actProclaim}, {6, r.actHandOff},
+		{4, r.actPause}, {8, r.actFence},
 	}
 	total := 0
 	for _, a := range actions {
@@ -771,6 +864,7 @@ func (r *simRun) maybeAct() {
 	for _, a := range actions {
 		if x < a.weight {
 			a.act()
+			r.settle()
 			return
 		}
 		x -= a.weight
@@ -781,7 +875,7 @@ func (r *simRun) maybeAct() {
 func (r *simRun) running(kind simKind) *simActor {
 	var as []*simActor
 	for _, s := range r.slots {
-		if a := s.actor; a != nil && !a.stopping && a.ready() && (kind == kindAdmin || a.kind == kind) {
+		if a := s.actor; a != nil && !a.stopping && !a.paused() && a.ready() && (kind == kindAdmin || a.kind == kind) {
 			as = append(as, a)
 		}
 	}
@@ -863,6 +957,59 @@ func (r *simRun) actPartition() bool {
 	return true
 }
 
+// actPause stops a participant for longer than its TTL, as SIGSTOP or a
+// long GC pause would: its clock's timers do not fire, its store calls and
+// watch events wait, and it resumes with its old beliefs, its clock having
+// jumped forward by the pause.
+func (r *simRun) actPause() bool {
+	a := r.running(kindAdmin)
+	if a == nil {
+		return false
+	}
+	a.resumeAt = time.Now().Add(r.between(a.ttl+a.ttl/10, 3*a.ttl))
+	a.w.clk.pause()
+	r.check.cutStart(a.w)
+	r.fault(a.w, "paused until %s", r.at(a.resumeAt))
+	return true
+}
+
+// resume ends a's pause.
+func (r *simRun) resume(a *simActor) {
+	a.resumeAt = time.Time{}
+	r.logf("%s: resumed", a.label)
+	a.w.clk.resume()
+	r.check.cutEnd(a.w)
+	r.settle()
+}
+
+// actFence has a running candidate write the data key through one of the
+// terms it was found leading, ended or not. The checker records every
+// fenced write that lands (invariant 7).
+func (r *simRun) actFence() bool {
+	a := r.running(kindCandidate)
+	if a == nil {
+		return false
+	}
+	a.mu.Lock()
+	terms := slices.Clone(a.terms)
+	a.mu.Unlock()
+	if len(terms) == 0 {
+		return false
+	}
+	term := terms[r.rng.IntN(len(terms))]
+	r.fenceSeq++
+	v := fmt.Sprintf("%s/t%d/%d", a.label, term.Token, r.fenceSeq)
+	r.logf("%s: FencedPut %s through term %d (its context done: %v)", a.label, v, term.Token, term.Context().Err() != nil)
+	r.fenceOps.Add(1)
+	r.bg.Go(func() {
+		defer r.fenceOps.Add(-1)
+		ctx, cancel := context.WithTimeout(context.Background(), a.reqTimeout)
+		defer cancel()
+		r.logf("%s: FencedPut %s returned %v", a.label, v, a.cand.FencedPut(ctx, term, simDataKey, []byte(v)))
+	})
+	return true
+}
+
 func (r *simRun) actOutage() bool {
 	if !r.outageUntil.IsZero() {
 		return false
@@ -907,7 +1054,7 @@ func (r *simRun) actRestore() bool {
 	}
 	v := olds[r.rng.IntN(len(olds))]
 	r.check.goBack("restore")
-	r.rawPut(v, fmt.Sprintf("FAULT restored an older record (%s over %s)", r.describeValue(v), r.describeValue(cur)))
+	r.rawPut(v, fmt.Sprintf("FAULT restored an older record (%s over %s)", r.describeValue(v), r.describeValue(cur)), "restore")
 	return true
 }
 
@@ -917,12 +1064,12 @@ func (r *simRun) actRewrite() bool {
 	if err != nil {
 		return false
 	}
-	r.rawPut(p.Value, fmt.Sprintf("FAULT identical rewrite of %s", r.describe(p)))
+	r.rawPut(p.Value, fmt.Sprintf("FAULT identical rewrite of %s", r.describe(p)), "rewrite")
 	return true
 }
 
 // rawPut writes v through the driver's connection and records the write.
-func (r *simRun) rawPut(v []byte, what string) {
+func (r *simRun) rawPut(v []byte, what, how string) {
 	r.faults.Add(1)
 	if err := r.raw.Put(context.Background(), simKey, v, nil); err != nil {
 		r.logf("%s: %v", what, err)
@@ -930,7 +1077,7 @@ func (r *simRun) rawPut(v []byte, what string) {
 	}
 	r.logf("%s", what)
 	if p, err := r.raw.Get(context.Background(), simKey, nil); err == nil {
-		r.check.applied(r.admin.who, p)
+		r.check.applied(r.admin.who, p, time.Now(), how)
 	}
 }
 
@@ -974,6 +1121,7 @@ func (r *simRun) shutdown() {
 				time.Sleep(time.Millisecond)
 			}
 			r.stopAsync(a, "stop")
+			r.settle()
 		}
 	}
 	r.stops.Wait()
@@ -982,7 +1130,7 @@ func (r *simRun) shutdown() {
 			r.retire(s)
 		}
 	}
-	for r.adminOps.Load() > 0 || r.plan.inflight.Load() > 0 {
+	for r.adminOps.Load() > 0 || r.fenceOps.Load() > 0 || r.plan.inflight.Load() > 0 {
 		time.Sleep(10 * time.Millisecond)
 		r.plan.releaseAll()
 	}
@@ -1023,4 +1171,42 @@ func (r *simRun) report(tot *simTotals) {
 	tot.failed = append(tot.failed, fmt.Sprintf("seed %d: %s", r.seed, strings.Join(c.firstInvariants(), ", ")))
 	r.t.Errorf("seed %d broke an invariant\n%s\nlast events before the first violation:\n%s\nreplay: go test -run 'TestSimulator' -sim.seed=%d -v .",
 		r.seed, c.summary(), strings.Join(c.tail, "\n"), r.seed)
+}
+
+var simReplays = flag.Int("sim.replays", 3, "TestSimulatorReplaysExactly: seeds run twice (from -sim.first), 100 TTLs each")
+
+// A seed's two runs give the same event log, byte for byte: every random
+// choice comes from the seed, the engine's retry jitter included, and the
+// scheduler orders what the Go scheduler would order at random.
+func TestSimulatorReplaysExactly(t *testing.T) {
+	const ttls = 100
+	for i := range *simReplays {
+		seed := *simFirst + uint64(i)
+		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
+			t.Parallel()
+			var traces [2][]string
+			for run := range traces {
+				synctest.Test(t, func(t *testing.T) {
+					r := newSimRun(t, seed, true)
+					go r.sched.loop()
+					r.run(ttls * r.maxTTL)
+					r.sched.finish()
+					traces[run] = r.log.all
+				})
+			}
+			a, b := traces[0], traces[1]
+			for i := range min(len(a), len(b)) {
+				if a[i] != b[i] {
+					t.Fatalf("seed %d: the two runs part at event %d of %d:\n first: %s\nsecond: %s\n(the 10 events before:\n%s)",
+						seed, i, len(a), a[i], b[i], strings.Join(a[max(0, i-10):i], "\n"))
+				}
+			}
+			if len(a) != len(b) {
+				t.Fatalf("seed %d: %d events, then %d", seed, len(a), len(b))
+			}
+			if len(a) < 100 {
+				t.Fatalf("seed %d: only %d events", seed, len(a))
+			}
+		})
+	}
 }

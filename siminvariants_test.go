@@ -5,7 +5,10 @@ package leadership
 // the driver tells it every term it finds, every follower observation, every
 // store-level fault, and asks it to check after every step. All times are
 // the bubble's virtual time, which is exact: a goroutine woken at an instant
-// runs at that instant.
+// runs at that instant. Times a participant reports (Term.Began,
+// Observation.At) are on its own clock and are mapped back to virtual time;
+// a paused participant does nothing, so what it does at its resume (a term
+// whose deadline passed meanwhile ends then) counts from its pause's start.
 //
 // The invariants, precisely:
 //
@@ -48,19 +51,23 @@ package leadership
 //     two terms: the wider limitation that a candidate which lived through
 //     the loss but never saw the newest term cannot number above it. Every
 //     other violation is "tokens".
-//  3. Followers. For a holder H and term T let lastApply(H,T) be the latest
-//     virtual time at which the store applied a write naming H as holder in
-//     term T (an engine write, a late write, a restore, an identical
-//     rewrite), and TTL(H,T) its ttl_ms. A follower F started at start(F)
-//     may name (H,T) at time t only if
-//     t <= max(lastApply(H,T), start(F)) + TTL(H,T) + slack + held, where
-//     held is how long a partition of F or an outage of the server that
-//     ended by t held what the store applied at lastApply (watch events
-//     buffered during a cut arrive at its end, as TCP delivers them, and no
-//     follower can tell them from live ones), and slack is
-//     the longest the plan may hold a watch event (start(F): the documented
-//     limitation that a follower started after a crash counts from its first
-//     read). Besides, F never names (H,T) after it named a later term unless
+//  3. Followers, bound by the holder's lease. Every write naming H as
+//     holder in term T has a lease bound: for H's own write, sent at s and
+//     applied at a, the virtual time at which H's clock has advanced TTL
+//     from its reading at s, plus a - s (the time it took to reach the
+//     store, which no follower can know); for an identical rewrite, the
+//     bound of the write it repeats if F had been shown that value before,
+//     else the rewrite's time + TTL (news to F); for a restore, its time +
+//     TTL (section 7). A follower F started at start(F) may name (H,T) at
+//     time t only if, for the latest of H's own writes naming (H,T) applied
+//     by t or a restore or rewrite after it,
+//     t <= max(bound, start(F) + TTL) + slack + held, where held is how
+//     long a partition or pause of F or an outage of the server that ended
+//     by t held that write back (watch events buffered during a cut arrive
+//     at its end, as TCP delivers them, and no follower can tell them from
+//     live ones), and slack is the longest the plan may hold a watch event
+//     (start(F): the documented limitation that a follower started after a
+//     crash counts from its first read). Besides, F never names (H,T) after it named a later term unless
 //     the store went back in time in between, and never after a read
 //     returned to it showed the key missing, unless the store applied a
 //     write naming (H,T) after that read.
@@ -74,6 +81,20 @@ package leadership
 //  6. Stop (or cancelling the run's context) returns, with Done closed,
 //     within 2 x the request timeout + stopMargin, even when the store
 //     hangs.
+//  7. Fenced writes. A FencedPut through term T of candidate C lands only
+//     while the record at the election key names C as holder in term T
+//     (not free, not ended): no fenced write of T is applied once another
+//     term was written over T's record. Strict: a store that lost its data
+//     and handed the guard's index out again is no excuse (issue 23, item
+//     3; the failure says whether that happened).
+//  8. The run window. When the store applies a write that takes a term over
+//     from another holder's record (held or ended, not free), the gap from
+//     the end of that holder's term (its Context done, or the start of the
+//     pause in which its deadline passed) to the write is at least
+//     min(margin, TTL/rate(taker) - (TTL - margin)/rate(holder)): the
+//     holder's whole margin, less only what the two clocks' rates explain.
+//     Not checked when the store went back in time since the holder's term
+//     began (invariant 1's exception).
 
 import (
 	"fmt"
@@ -106,17 +127,22 @@ const (
 // of a candidate or follower, or the admin that ends elections.
 type simWitness struct {
 	label   string
+	name    string // the node name it runs under ("c0", "f1", "admin")
 	kind    simKind
 	started time.Time
+	clk     *simClock     // its clock (rate, offset, pauses)
+	ttl     time.Duration // a candidate's TTL
+	margin  time.Duration // a candidate's safety margin
 
-	shown   []simShown  // rises of the highest term shown to it
-	first   uint64      // sequence number of the first record shown to it, 0 if none
-	missing []time.Time // when reads returned to it showed the key missing (the read's time)
-	missAt  []time.Time // when those reads returned
-	calls   []time.Time // its store calls in the last second
-	stormed bool        // a storm was reported
-	named   *simNaming  // what a follower names now
-	highest *simNaming  // the highest term a follower named
+	shown   []simShown           // rises of the highest term shown to it
+	first   uint64               // sequence number of the first record shown to it, 0 if none
+	missing []time.Time          // when reads returned to it showed the key missing (the read's time)
+	missAt  []time.Time          // when those reads returned
+	calls   []time.Time          // its store calls in the last second
+	stormed bool                 // a storm was reported
+	values  map[string]time.Time // a follower: when it was first shown each value
+	named   *simNaming           // what a follower names now
+	highest *simNaming           // the highest term a follower named
 }
 
 // simShown is a rise of the highest term shown to a participant.
@@ -163,9 +189,28 @@ type simHolder struct {
 
 // simApply is one applied write naming a holder.
 type simApply struct {
-	at  time.Time
-	ttl time.Duration
-	seq uint64
+	at    time.Time
+	ttl   time.Duration
+	seq   uint64
+	bound time.Time // how long a follower may name the holder on this write: its lease (invariant 3)
+	// An identical rewrite extends nothing for a follower that was shown
+	// the value before; to one that was not, it is news of a record.
+	value   string
+	rewrite bool
+	engine  bool      // written by a participant (not restored or rewritten by the driver)
+	fresh   time.Time // the write's time + TTL
+}
+
+// simTakeover is a write that took a term over from another holder's
+// record (not a free one): the run window's check waits for the end of
+// the holder's term (invariant 8).
+type simTakeover struct {
+	at         time.Time // when the store applied it
+	by         *simWitness
+	prevLeader string
+	prevTerm   uint64
+	prevTTL    time.Duration
+	term       uint64
 }
 
 // simGoBack is a moment the store went back in time.
@@ -190,6 +235,9 @@ type simChecker struct {
 	cuts  []simCut // partitions and outages
 
 	applies   map[simHolder][]simApply
+	bounds    map[string]time.Time // an engine write's value: its bound (for identical rewrites)
+	takeovers []simTakeover
+	fences    int      // fenced writes that landed
 	history   [][]byte // the latest applied values
 	lastIndex uint64   // index of the latest applied write
 	current   []byte   // the value at the key as the checker knows it, nil when missing
@@ -212,7 +260,7 @@ type simTermKey struct {
 
 func newSimChecker(r *simRun, slack time.Duration) *simChecker {
 	return &simChecker{run: r, slack: slack, applies: map[simHolder][]simApply{}, byLease: map[simTermKey]*simTerm{},
-		pairs: map[[2]*simTerm]bool{}}
+		pairs: map[[2]*simTerm]bool{}, bounds: map[string]time.Time{}}
 }
 
 // fail records a violation; the first one keeps the event log's tail.
@@ -247,12 +295,19 @@ func (c *simChecker) call(w *simWitness) bool {
 	return true
 }
 
-// applied records a write the store applied.
-func (c *simChecker) applied(w *simWitness, pair *store.KVPair) {
+// applied records a write the store applied: sent by w at sent ("engine"),
+// or put by the driver ("restore", "rewrite").
+func (c *simChecker) applied(w *simWitness, pair *store.KVPair, sent time.Time, how string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.run.logf("%s: applied %s", w.label, c.run.describe(pair))
 	c.lastIndex = pair.LastIndex
+	now := time.Now()
+	if d := c.run.decode(pair.Value); how == "engine" && c.current != nil && d.ok && !d.rec.Free() && !d.rec.Ended {
+		if p := c.run.decode(c.current); p.ok && !p.rec.Free() && p.rec.ID != d.rec.ID && p.rec.Term < d.rec.Term {
+			c.takeovers = append(c.takeovers, simTakeover{at: now, by: w, prevLeader: p.rec.Leader, prevTerm: p.rec.Term, prevTTL: p.rec.TTL(), term: d.rec.Term})
+		}
+	}
 	if c.current != nil {
 		// A compare-and-swap that matched a reused index (a write sent
 		// before the store lost its data, applied after) or a restore can
@@ -278,7 +333,69 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair) {
 	}
 	h := simHolder{rec.Leader, rec.Term}
 	c.seq++
-	c.applies[h] = append(c.applies[h], simApply{at: time.Now(), ttl: rec.TTL(), seq: c.seq})
+	c.applies[h] = append(c.applies[h], simApply{at: now, ttl: rec.TTL(), seq: c.seq, bound: c.leaseBound(w, pair.Value, rec.TTL(), sent, how),
+		value: string(pair.Value), rewrite: how == "rewrite", engine: how == "engine", fresh: now.Add(rec.TTL())})
+}
+
+// leaseBound is how long followers may name the holder of a write applied
+// now (invariant 3): for the holder's own write, its lease as the holder
+// counts it (the TTL on its clock from when it sent the write) mapped to
+// virtual time, plus the time the write took to reach the store (no
+// follower can know when it was sent); for an identical rewrite, the bound
+// of the write it repeats; for a restored record, the TTL from now (a
+// follower that never saw a newer record cannot tell it from a new write,
+// the limitation of section 7).
+func (c *simChecker) leaseBound(w *simWitness, v []byte, ttl time.Duration, sent time.Time, how string) time.Time {
+	now := time.Now()
+	b := now.Add(ttl)
+	switch how {
+	case "engine":
+		b = w.clk.realOf(w.clk.localAt(sent).Add(ttl)).Add(now.Sub(sent))
+	case "rewrite":
+		if old, ok := c.bounds[string(v)]; ok {
+			b = old
+		}
+	}
+	c.bounds[string(v)] = b
+	return b
+}
+
+// fenced records a fenced write that landed now, and checks invariant 7:
+// it landed while the record at the election key was the one of the term
+// it was made through (v is "label/t<token>/n").
+func (c *simChecker) fenced(w *simWitness, v string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.fences++
+	var token uint64
+	if _, rest, ok := strings.Cut(v, "/t"); ok {
+		n, _, _ := strings.Cut(rest, "/")
+		fmt.Sscan(n, &token)
+	}
+	cur := "missing"
+	if c.current != nil {
+		d := c.run.decode(c.current)
+		cur = d.desc
+		if d.ok && !d.rec.Free() && !d.rec.Ended && d.rec.Leader == w.name && d.rec.Term == token {
+			c.run.logf("%s: fenced write %s landed (the record holds term %d)", w.label, v, token)
+			return
+		}
+	}
+	// The known hole of issue 23 (item 3): a guard that compares the
+	// store's index only, over a store that lost its data and handed the
+	// index out again.
+	began := time.Time{}
+	if t, ok := c.byLease[simTermKey{w, token}]; ok {
+		began = t.start
+	}
+	lost := false
+	for _, g := range c.goBacks {
+		if g.kind == "loss" && !g.at.Before(began) {
+			lost = true
+		}
+	}
+	c.fail("fenced", "%s's fenced write %s of term %d landed while the record was %s (the store lost its data since the term began: %v)",
+		w.label, v, token, cur, lost)
 }
 
 // shown records a value a participant was shown, by how ("get", "put",
@@ -297,6 +414,11 @@ func (c *simChecker) shown(w *simWitness, value []byte, how string) {
 	c.seq++
 	if w.first == 0 {
 		w.first = c.seq
+	}
+	if w.kind == kindFollower {
+		if _, ok := w.values[string(value)]; !ok {
+			w.values[string(value)] = time.Now()
+		}
 	}
 	if n := len(w.shown); n == 0 || w.shown[n-1].term < rec.Term {
 		w.shown = append(w.shown, simShown{at: time.Now(), term: rec.Term, how: how})
@@ -345,10 +467,11 @@ func (c *simChecker) termFound(w *simWitness, t Term, ended bool) (*simTerm, boo
 	if st, ok := c.byLease[k]; ok {
 		return st, false
 	}
-	st := &simTerm{who: w, token: t.Token, start: t.Began, endKnown: !ended, dirty: true, epoch: c.epochAt(t.Began)}
+	began := w.clk.readAt(t.Began) // Began is on w's clock
+	st := &simTerm{who: w, token: t.Token, start: began, endKnown: !ended, dirty: true, epoch: c.epochAt(began)}
 	c.byLease[k] = st
 	c.terms = append(c.terms, st)
-	c.run.logf("%s: term %d began at %v", w.label, t.Token, c.run.at(t.Began))
+	c.run.logf("%s: term %d began at %v", w.label, t.Token, c.run.at(began))
 	return st, true
 }
 
@@ -356,8 +479,10 @@ func (c *simChecker) termFound(w *simWitness, t Term, ended bool) (*simTerm, boo
 func (c *simChecker) termEnded(st *simTerm) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	st.end, st.dirty = time.Now(), true
-	c.run.logf("%s: term %d ended", st.who.label, st.token)
+	// A term whose deadline passed while its candidate was paused ends
+	// when it resumes: it acted until the pause began.
+	st.end, st.dirty = st.who.clk.acting(time.Now()), true
+	c.run.logf("%s: term %d ended at %s", st.who.label, st.token, c.run.at(st.end))
 }
 
 // step runs the checks due after a driver step: the leaders seen by
@@ -382,12 +507,54 @@ func (c *simChecker) step(isLeader []string, followers []*simWitness) {
 			c.checkNaming(w, w.named.Observation, now)
 		}
 	}
+	c.checkTakeovers(now)
 }
 
-// end is the end of t's interval as known now.
+// checkTakeovers checks invariant 8, the run window, for every takeover
+// whose holder's term has ended: the gap between the end of the holder's
+// term (its Context done, or the start of the pause during which its
+// deadline passed) and the write that took the record over is at least
+// the holder's margin, less what the two clocks' rates explain: the
+// holder stops at its send + (TTL - margin) on its clock, the taker takes
+// over TTL after it saw the record on its own, so the gap is at least
+// TTL/rate(taker) - (TTL - margin)/rate(holder).
+func (c *simChecker) checkTakeovers(now time.Time) {
+	keep := c.takeovers[:0]
+	for _, k := range c.takeovers {
+		var u *simTerm
+		for _, t := range c.terms {
+			if t.who.name == k.prevLeader && t.token == k.prevTerm && !t.start.After(k.at) && (u == nil || t.start.After(u.start)) {
+				u = t
+			}
+		}
+		switch {
+		case u == nil:
+			if now.Sub(k.at) < 5*c.run.maxTTL {
+				keep = append(keep, k) // not found yet
+			}
+			continue
+		case u.who == k.by || !u.endKnown || c.wentBackBetween(u.start, k.at):
+			continue // its own record, an end not seen, or the store went back (invariant 1's exception)
+		case u.end.IsZero():
+			keep = append(keep, k)
+			continue
+		}
+		ttl, m := float64(k.prevTTL), float64(u.who.margin)
+		drifted := time.Duration(ttl/k.by.clk.rate() - (ttl-m)/u.who.clk.rate())
+		allowed := min(u.who.margin, drifted)
+		if gap := k.at.Sub(u.end); gap < allowed-time.Microsecond {
+			c.fail("run-window", "%s took term %d over at %v, %v after term %d of %s ended at %v: under its margin %v less drift (%v allowed; clock rates %.4f and %.4f)",
+				k.by.label, k.term, c.run.at(k.at), gap, u.token, u.who.label, c.run.at(u.end), u.who.margin, allowed, k.by.clk.rate(), u.who.clk.rate())
+		}
+	}
+	c.takeovers = keep
+}
+
+// end is the end of t's interval as known now (a candidate paused now
+// has not acted since its pause began).
 func (t *simTerm) endAt(now time.Time) time.Time {
 	if t.end.IsZero() {
-		return now
+		return t.who.clk.acting(now)
 	}
 	return t.end
 }
@@ -423,7 +590,7 @@ func (c *simChecker) lossExcused(a, b *simTerm) bool {
 	if b.start.Before(a.start) {
 		early, late = b, a
 	}
-	if late.who.maxShownBefore(late.start).term >= early.token {
+	if c.shownBefore(late).term >= early.token {
 		return false
 	}
 	for _, g := range c.goBacks {
@@ -487,7 +654,7 @@ func (c *simChecker) checkToken(t *simTerm) {
 		if !c.firstReport(late, early) {
 			continue
 		}
-		m := late.who.maxShownBefore(late.start)
+		m := c.shownBefore(late)
 		invariant := "tokens"
 		if m.term < early.token && c.wentBackBetween(early.start, late.start) {
 			// Never shown early's term, and the store went back since: the
@@ -521,7 +688,7 @@ func (c *simChecker) firstReport(a, b *simTerm) bool {
 // shown no record before that, and it was never shown a term as high as
 // early's.
 func (c *simChecker) excused(late, early *simTerm) bool {
-	if late.who.maxShownBefore(late.start).term >= early.token {
+	if c.shownBefore(late).term >= early.token {
 		return false
 	}
 	written := c.appliedSeq(early)
@@ -544,7 +711,7 @@ func (c *simChecker) excused(late, early *simTerm) bool {
 // and late's candidate could not know that its record was lost.
 func (c *simChecker) issuedFirst(late, early *simTerm) bool {
 	lateSeq, earlySeq := c.appliedSeq(late), c.appliedSeq(early)
-	if lateSeq == 0 || earlySeq <= lateSeq || early.who.maxShownBefore(early.start).term >= late.token {
+	if lateSeq == 0 || earlySeq <= lateSeq || c.shownBefore(early).term >= late.token {
 		return false
 	}
 	for _, g := range c.goBacks {
@@ -553,6 +720,20 @@ func (c *simChecker) issuedFirst(late, early *simTerm) bool {
 		}
 	}
 	return false
+}
+
+// shownBefore is the highest term shown to t's candidate before the store
+// applied the write that began t (its term number was chosen before: its
+// own record, shown by a read while the write's reply was delayed, tells
+// nothing), or before t began if that write is unknown.
+func (c *simChecker) shownBefore(t *simTerm) simShown {
+	cut := t.start
+	name, _, _ := strings.Cut(t.who.label, "#")
+	as := c.applies[simHolder{name, t.token}]
+	if n := sort.Search(len(as), func(i int) bool { return as[i].at.After(t.start) }); n > 0 && as[n-1].engine {
+		cut = as[n-1].at
+	}
+	return t.who.maxShownBefore(cut)
 }
 
 // appliedSeq is the sequence number of the write that began t: the last
@@ -571,6 +752,7 @@ func (c *simChecker) appliedSeq(t *simTerm) uint64 {
 func (c *simChecker) observed(w *simWitness, o Observation) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	o.At = w.clk.readAt(o.At) // At is on w's clock
 	c.run.logf("%s: names %q (term %d)", w.label, o.Leader, o.Term)
 	if w.named != nil {
 		c.checkNaming(w, w.named.Observation, o.At)
@@ -662,6 +844,7 @@ func (c *simChecker) wentBackBetween(a, b time.Time) bool {
 // checkNaming checks that w may still name o's holder just before until
 // (invariant 3).
 func (c *simChecker) checkNaming(w *simWitness, o Observation, until time.Time) {
+	until = w.clk.acting(until) // a paused follower shows nothing
 	if o.Leader == "" || !until.After(o.At) {
 		return
 	}
@@ -673,14 +856,25 @@ func (c *simChecker) checkNaming(w *simWitness, o Observation, until time.Time) 
 		return
 	}
 	last := as[n-1]
-	from := last.at
-	if w.started.After(from) {
-		from = w.started
+	// Any write naming the holder in the term vouches for it: the latest
+	// of the holder's own, and every restore or rewrite since, each with
+	// how long a cut or a pause of the follower held it back.
+	var best, lease time.Time
+	var held time.Duration
+	for i := n - 1; i >= 0; i-- {
+		a := as[i]
+		l := later(c.boundFor(w, as[:i+1]), w.started.Add(a.ttl))
+		h := c.heldBy(w, later(a.at, w.started), until)
+		if b := l.Add(h); b.After(best) {
+			best, lease, held = b, l, h
+		}
+		if a.engine {
+			break
+		}
 	}
-	held := c.heldBy(w, from, until)
-	if bound := from.Add(last.ttl + c.slack + held); until.After(bound) {
-		c.fail("followers", "%s names %s in term %d at %v, past %v (last write naming it at %v + TTL %v + slack %v + held by a cut %v)",
-			w.label, o.Leader, o.Term, c.run.at(until), c.run.at(bound), c.run.at(last.at), last.ttl, c.slack, held)
+	if bound := best.Add(c.slack); until.After(bound) {
+		c.fail("followers", "%s names %s in term %d at %v, past %v (the holder's lease on the last write naming it, applied at %v, ended at %v; + slack %v + held by a cut or pause %v)",
+			w.label, o.Leader, o.Term, c.run.at(until), c.run.at(bound), c.run.at(last.at), c.run.at(lease), c.slack, held)
 		w.named.Leader = ""
 		return
 	}
@@ -692,6 +886,34 @@ func (c *simChecker) checkNaming(w *simWitness, o Observation, until time.Time) 
 			return
 		}
 	}
+}
+
+// boundFor is the bound of the last of as for the follower w: an identical
+// rewrite of a value w had been shown extends nothing, and one of a value
+// it had not been shown is news, as a write of that moment is.
+func (c *simChecker) boundFor(w *simWitness, as []simApply) time.Time {
+	last := as[len(as)-1]
+	if !last.rewrite {
+		return last.bound
+	}
+	seen, ok := w.values[last.value]
+	if !ok || !seen.Before(last.at) {
+		return last.fresh
+	}
+	for i := len(as) - 2; i >= 0; i-- { // the write of that value that showed it to w
+		if as[i].value == last.value && !as[i].at.After(seen) {
+			return c.boundFor(w, as[:i+1])
+		}
+	}
+	return last.fresh
+}
+
+// later is the later of two times.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // liveness checks invariant 4 at a driver step of a calm phase.

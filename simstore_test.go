@@ -4,7 +4,12 @@ package leadership
 // own memory handle, its own "connection"), wrapping the calls the engine
 // makes (Get, AtomicPut, AtomicDelete, Watch) with faults drawn from the
 // participant's own seeded stream while the run's plan is in a fault-heavy
-// phase. Every other store.Store method is forwarded by embedding.
+// phase, and FencedPut. Every other store.Store method is forwarded by
+// embedding.
+//
+// Each call is a turn of the scheduler (simclock_test.go) when it reaches
+// the store, and again when its reply comes after a fault's wait; a call
+// of a paused participant waits for it to resume, and so does its reply.
 
 import (
 	"context"
@@ -176,6 +181,8 @@ func (s *simStore) giveUp(ctx context.Context) error {
 // do's keep argument is false for a write applied after the caller gave
 // up: its results are no longer anyone's.
 func (s *simStore) call(ctx context.Context, op string, write bool, do func(ctx context.Context, keep bool) error) error {
+	clk, sub := s.who.clk, simOps[op]
+	clk.step(turnCall, sub)
 	f := s.begin(op, write)
 	if *simTrace {
 		s.run.logf("%s: %s call, fault %s", s.who.label, op, f)
@@ -191,36 +198,45 @@ func (s *simStore) call(ctx context.Context, op string, write bool, do func(ctx 
 		return store.ErrNotReachable
 	case faultHang:
 		s.wait(s.between(ttl/2, 3*ttl))
-		return do(context.Background(), true)
+		s.run.sched.turn(clk.id, turnLate, sub) // the store goes on, paused caller or not
+		err := do(context.Background(), true)
+		clk.step(turnReply, sub)
+		return err
 	case faultDelay:
 		err := do(ctx, true)
 		if !waitCtx(ctx, s.between(0, ttl/2)) {
-			return ctx.Err()
+			return ctx.Err() // the caller gave up: no one waits for this reply
 		}
+		clk.step(turnReply, sub)
 		return err
 	case faultLongDelay:
 		err := do(ctx, true)
 		s.wait(s.between(ttl, 5*ttl/2))
+		clk.step(turnReply, sub)
 		return err
 	case faultLostReply:
 		_ = do(ctx, true)
 		if s.float() < 0.5 {
-			return s.giveUp(ctx)
+			return s.giveUp(ctx) // returns once the caller gave up
 		}
 		return store.ErrNotReachable
 	case faultLateApply:
+		later := s.between(0, 3*ttl/2) // drawn now: the caller's next call draws from the same stream
 		err := s.giveUp(ctx)
-		later := s.between(0, 3*ttl/2)
 		p.inflight.Add(1)
 		s.run.bg.Go(func() {
 			defer p.inflight.Add(-1)
 			s.wait(later)
+			s.run.sched.turn(clk.id, turnLate, sub)
 			_ = do(context.Background(), false)
 		})
 		return err
 	}
 	return do(ctx, true)
 }
+
+// simOps orders the calls of one participant within one instant.
+var simOps = map[string]uint64{"get": 1, "put": 2, "delete": 3, "watch": 4, "fput": 5}
 
 // Get reads key; the checker learns what the caller was shown.
 func (s *simStore) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
@@ -234,7 +250,7 @@ func (s *simStore) Get(ctx context.Context, key string, opts *store.ReadOptions)
 		pair, err = s.Store.Get(c, key, opts)
 		return err
 	})
-	if ctx.Err() == nil && key == simKey { // else the caller has given up and does not see the answer, or it is a standby claim
+	if ctx.Err() == nil && key == simKey { // else the caller has given up and does not see the answer, or it is another key
 		switch {
 		case err == nil:
 			if *simTrace {
@@ -255,10 +271,11 @@ func (s *simStore) AtomicPut(ctx context.Context, key string, value []byte, prev
 		ok   bool
 		pair *store.KVPair
 	)
+	sent := time.Now() // when the engine sent it (before any pause of its own)
 	err := s.call(ctx, "put", true, func(c context.Context, keep bool) error {
 		applied, stored, err := s.Store.AtomicPut(c, key, value, prev, opts)
 		if applied && key == simKey {
-			s.run.check.applied(s.who, stored)
+			s.run.check.applied(s.who, stored, sent, "engine")
 		}
 		if keep {
 			ok, pair = applied, stored
@@ -288,6 +305,18 @@ func (s *simStore) AtomicDelete(ctx context.Context, key string, prev *store.KVP
 	return ok, err
 }
 
+// FencedPut writes key only while guardKey holds guard's version, through
+// the faults; the checker learns every fenced write that lands.
+func (s *simStore) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
+	return s.call(ctx, "fput", true, func(c context.Context, _ bool) error {
+		err := s.Store.FencedPut(c, key, value, guardKey, guard)
+		if err == nil {
+			s.run.check.fenced(s.who, string(value))
+		}
+		return err
+	})
+}
+
 // Watch opens the inner watch and forwards its events through faults.
 func (s *simStore) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
 	var in <-chan *store.KVPair
@@ -302,9 +331,10 @@ func (s *simStore) Watch(ctx context.Context, key string, opts *store.ReadOption
 	out := make(chan *store.KVPair)
 	s.mu.Lock()
 	s.watches++
-	rng := rand.New(rand.NewPCG(s.run.seed, s.stream<<20|s.watches))
+	n := s.watches
+	rng := rand.New(rand.NewPCG(s.run.seed, s.stream<<20|n))
 	s.mu.Unlock()
-	s.run.bg.Go(func() { s.forward(ctx, in, out, rng, key == simKey) })
+	s.run.bg.Go(func() { s.forward(ctx, in, out, rng, key == simKey, n) })
 	return out, nil
 }
 
@@ -319,7 +349,10 @@ type simHeld struct {
 // longer than the plan's maxWatchDelay. It closes out when the inner
 // channel is closed and drained, or when ctx ends.
 // Only the election key's events are shown to the checker (checked).
-func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out chan<- *store.KVPair, rng *rand.Rand, checked bool) {
+// Taking an event from the store and offering one to the participant are
+// turns of the scheduler (n, the watch's number, orders them), and a
+// paused participant is offered nothing.
+func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out chan<- *store.KVPair, rng *rand.Rand, checked bool, n uint64) {
 	defer close(out)
 	var q []simHeld
 	for in != nil || len(q) > 0 {
@@ -330,7 +363,29 @@ func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out cha
 		)
 		if len(q) > 0 {
 			if d := time.Until(q[0].due); d <= 0 {
+				s.who.clk.step(turnWatch, n)
 				send, head = out, q[0].pair
+				// What the store queued first, then the participant, if
+				// ready: never a random pick between the two (Go's select).
+				select {
+				case p, ok := <-in:
+					if !ok {
+						in = nil
+					} else {
+						q = s.schedule(q, p, rng)
+					}
+					continue
+				default:
+				}
+				select {
+				case send <- head:
+					q = q[1:]
+					if ctx.Err() == nil && checked {
+						s.run.check.shown(s.who, head.Value, "watch")
+					}
+					continue
+				default:
+				}
 			} else {
 				wake = time.After(d)
 			}
@@ -343,6 +398,7 @@ func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out cha
 				in = nil
 				continue
 			}
+			s.run.sched.turn(s.who.clk.id, turnWatch, n)
 			q = s.schedule(q, p, rng)
 		case send <- head:
 			q = q[1:]
