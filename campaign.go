@@ -136,7 +136,9 @@ func (e *campaign) stepHolding(now time.Duration) {
 				e.holdoffUntil = e.clock() + e.cfg.resignHoldoff
 			}
 		case endHandedOff:
-			h.successor = e.handoff.take()
+			if h.successor == "" { // once: a release that failed is retried to the same successor
+				h.successor = e.handoff.take()
+			}
 			if e.release() {
 				e.holdoffUntil = e.clock() + e.ttl + e.cfg.resignHoldoff // the window, then the holdoff
 			}

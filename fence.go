@@ -60,10 +60,10 @@ func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value 
 	if !ok {
 		return ErrNotLeader
 	}
-	if term.Context().Err() != nil || c.values.wentBackSinceWrite() {
-		return &FencedError{Token: term.Token, Key: key}
-	}
 	for range fencedRetries {
+		if term.Context().Err() != nil || c.values.wentBackSinceWrite() {
+			return &FencedError{Token: term.Token, Key: key}
+		}
 		err := w.FencedPut(ctx, key, value, c.key, guard)
 		if !errors.Is(err, fenced.ErrGuardChanged) {
 			if err != nil {

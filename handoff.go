@@ -42,7 +42,11 @@ func (c *Candidate) HandOff(ctx context.Context, successor string) error {
 		return ErrNotLeader
 	}
 	if busy, ok := c.handoff.offer(successor, func() bool {
-		return c.leases.stepDown(c.leases.valid(), endHandedOff)
+		l := c.leases.valid()
+		if l == nil || l.term.Token != term.Token {
+			return false // the term checked ended meanwhile, perhaps for a new one
+		}
+		return c.leases.stepDown(l, endHandedOff)
 	}); !ok {
 		if busy != "" {
 			return fmt.Errorf("%w: a handoff to %q is under way", ErrNotLeader, busy)

@@ -3,8 +3,11 @@ package leadership
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/kvtools/valkeyrie/store"
 )
 
 // HandOff gives the next term to the named candidate, not to the others,
@@ -142,5 +145,45 @@ func TestConcurrentHandOffs(t *testing.T) {
 	}
 	if ok != 1 || refused != 1 {
 		t.Fatalf("%d handoffs succeeded and %d were refused, want 1 and 1", ok, refused)
+	}
+}
+
+// failingPuts fails the next n compare-and-swaps without applying them, as
+// a store that is briefly unreachable.
+type failingPuts struct {
+	Backend
+	n atomic.Int32
+}
+
+func (s *failingPuts) AtomicPut(ctx context.Context, key string, value []byte, prev *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
+	if s.n.Add(-1) >= 0 {
+		return false, nil, store.ErrNotReachable
+	}
+	return s.Backend.AtomicPut(ctx, key, value, prev, opts)
+}
+
+// A release after HandOff that fails is retried to the same successor: the
+// others still wait out the successor's window (the retry used to release
+// the record to anyone, and a waiter took it at once).
+func TestHandOffReleaseRetriedToTheSameSuccessor(t *testing.T) {
+	c := newCluster(t)
+	const ttl = 2 * time.Second
+	h := &failingPuts{Backend: c.handle()}
+	a := NewCandidate(h, "retry", "a", ttl)
+	runCandidate(t, a)
+	eventually(t, "a leads", a.IsLeader)
+	other := NewCandidate(c.handle(), "retry", "c", ttl)
+	runCandidate(t, other)
+	eventually(t, "c sees a", func() bool { return other.Leader() == "a" })
+	h.n.Store(1) // the release fails once
+	start := time.Now()
+	done := make(chan error, 1)
+	go func() { done <- a.HandOff(ctxT(t), "b") }() // b is not running
+	eventually(t, "c leads after the window", other.IsLeader)
+	if took := time.Since(start); took < ttl {
+		t.Fatalf("c led %v after the handoff to b, within b's window of %v", took, ttl)
+	}
+	if err := <-done; !errors.Is(err, ErrHandOffFailed) {
+		t.Fatalf("HandOff: %v, want ErrHandOffFailed", err)
 	}
 }

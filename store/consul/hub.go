@@ -403,7 +403,14 @@ func (h *hub) run() {
 			next = time.Now().Add(backoff)
 			continue
 		}
-		failing, backoff, probe = time.Time{}, 0, false
+		if wait != 0 {
+			// Only a blocking query that worked ends a run of failures:
+			// an agent whose blocking queries fail while plain reads work
+			// (a proxy that refuses long polls) must not make the hub
+			// alternate the two at the first backoff step for ever.
+			failing, backoff = time.Time{}, 0
+		}
+		probe = false
 		same := have && prefix == last
 		if same && meta.LastIndex < index {
 			// The index went backwards (a snapshot restored, tombstones
