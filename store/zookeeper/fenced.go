@@ -98,9 +98,14 @@ func (s *kv) fencedOps(p string, value []byte, g string, v int32) ([]any, error)
 	return append(ops, &zk.CreateRequest{Path: p, Data: value, Acl: s.acl}), nil
 }
 
-// holds reads the node p: found reports whether it exists, same whether it
-// has data version v and data value.
+// holds reads the node p, after syncing the session's server with the
+// leader (a lagging server would widen the window between this read and
+// the multi, and could refuse a write of the live term): found reports
+// whether it exists, same whether it has data version v and data value.
 func (s *kv) holds(p string, v int32, value []byte) (found, same bool, err error) {
+	if err := s.sync(p); err != nil && !errors.Is(err, zk.ErrNoNode) {
+		return false, false, err
+	}
 	data, stat, err := s.zc().Get(p)
 	if errors.Is(err, zk.ErrNoNode) {
 		return false, false, nil
