@@ -344,6 +344,7 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	idempotent := retryable && body == nil && idempotentMethod(r.Method)
 	pause := proxyRetryMin
+	last := false // the try after the hold ran out on a dropped request
 	for {
 		pt := &proxyTarget{leader: o.Leader, term: o.Term, url: target, idempotent: idempotent}
 		req := r.WithContext(context.WithValue(ctx, proxyTargetKey{}, pt))
@@ -358,7 +359,21 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Hold the request until a leader (the same or the next one)
 		// answers, or the hold runs out.
 		for {
-			if !retryable || !p.pause(ctx, min(pause, time.Until(deadline))) {
+			if last || !retryable || !p.pause(ctx, min(pause, time.Until(deadline))) {
+				if !last && retryable && !isRefused(pt.retry) && ctx.Err() == nil {
+					// The hold ran out on a request dropped mid-flight:
+					// one more try tells a leader that is gone (refused,
+					// or none named: 503) from one that keeps dropping
+					// requests (502).
+					last = true
+					if o = p.current(); o.Leader != "" {
+						if target, err = leaderURL(leaderAddress(o)); err == nil {
+							break
+						}
+					}
+					p.refusedAnswer(w, r, o, pt.retry, retryable)
+					return
+				}
 				if isRefused(pt.retry) {
 					p.refusedAnswer(w, r, o, pt.retry, retryable)
 				} else {
