@@ -12,9 +12,9 @@ import (
 // a term (the term CurrentTerm returns) or ctx ends.
 //
 // If ctx ends first, Campaign returns context.Cause(ctx); a candidacy that
-// this call started is then stopped (as by Stop: it will never lead later
-// without being asked), while one started before, by RunForElection, Run or
-// another Campaign, keeps running. If the candidate stops while waiting,
+// this call started is then stopped for good, as by Stop (a stopped
+// Candidate cannot run again: make a new one), while one started before,
+// by RunForElection, Run or another Campaign, keeps running. If the candidate stops while waiting,
 // Campaign returns why (ErrElectionEnded), or ErrStopped. A candidate that
 // already leads returns its term at once. The term lasts until its
 // Context ends; Resign and Stop end it.
@@ -36,7 +36,7 @@ func (c *Candidate) Campaign(ctx context.Context) (Term, error) {
 		select {
 		case <-began:
 		case <-c.life.done:
-			if err := c.Err(); err != nil {
+			if err := c.life.err(); err != nil {
 				return Term{}, err
 			}
 			return Term{}, ErrStopped

@@ -42,7 +42,7 @@ import (
 // a hung store delays neither step-down nor Stop.
 //
 // The engine uses none of the store's TTLs or locks. A Backend that cannot
-// honour leases shorter than some floor may also implement MinTTLer.
+// honour leases shorter than some floor may also have a method MinTTL() time.Duration, its floor.
 type Backend interface {
 	Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error)
 	AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error)
@@ -50,14 +50,11 @@ type Backend interface {
 	Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error)
 }
 
-// Store is Backend under the name valkeyrie gives the store layer.
-type Store = Backend
-
-// MinTTLer is implemented by a Backend whose leases cannot be shorter than
-// some floor (for example a store whose clock or replication is coarse).
-// A Candidate's TTL below the larger of the package's MinTTL and the
-// Backend's MinTTL is refused with a *TTLError.
-type MinTTLer interface {
+// minTTLer is implemented by a Backend whose leases cannot be shorter than
+// some floor (for example a store whose clock or replication is coarse):
+// a Candidate's TTL below the larger of MinTTL and the Backend's MinTTL is
+// refused with ErrInvalidTTL.
+type minTTLer interface {
 	MinTTL() time.Duration
 }
 

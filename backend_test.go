@@ -3,6 +3,7 @@ package leadership
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,8 +69,8 @@ func TestMinTTLerRaisesTheFloor(t *testing.T) {
 	c := newCluster(t)
 	b := flooredBackend{fourCalls{c.handle()}, 2 * time.Second}
 	_, _, err := NewCandidate(b, "svc/leader", "n1", time.Second).RunForElection()
-	var te *TTLError
-	if !errors.As(err, &te) || te.Min != 2*time.Second {
-		t.Fatalf("RunForElection with TTL 1s on a 2s floor: %v, want a *TTLError with Min 2s", err)
+	var oe *OptionError
+	if !errors.Is(err, ErrInvalidTTL) || !errors.As(err, &oe) || !strings.Contains(oe.Reason, "between 2s and") {
+		t.Fatalf("RunForElection with TTL 1s on a 2s floor: %v, want ErrInvalidTTL naming the 2s floor", err)
 	}
 }

@@ -17,7 +17,7 @@ func benchPair(b *testing.B) (cands [2]*Candidate, elected [2]<-chan bool, leade
 			b.Fatal(err)
 		}
 		b.Cleanup(func() { _ = h.Close() })
-		cands[i] = NewCandidate(h, "bench", []string{"a", "b"}[i], 10*time.Second, WithResignHoldoff(benchHoldoff))
+		cands[i] = NewCandidate(h, "bench", []string{"a", "b"}[i], 10*time.Second, WithTimings(Timings{ResignHoldoff: benchHoldoff}))
 		el, _, err := cands[i].RunForElection()
 		if err != nil {
 			b.Fatal(err)

@@ -79,7 +79,7 @@ func (c *Candidate) Run(ctx context.Context, cb Callbacks) error {
 			}
 			drainTerms()
 			work.Wait()
-			return c.Err()
+			return c.life.err()
 		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 func TestRunCallbacks(t *testing.T) {
 	c := newCluster(t)
 	h := c.handle()
-	cand := NewCandidate(h, "run", "a", 500*time.Millisecond, WithResignHoldoff(0))
+	cand := NewCandidate(h, "run", "a", 500*time.Millisecond, WithTimings(Timings{ResignHoldoff: -1}))
 	ctx, cancel := context.WithCancel(context.Background())
 	started := make(chan Term, 10)
 	stoppedWork := make(chan uint64, 10)
@@ -94,7 +94,7 @@ func TestRunReturnsWhenElectionEnds(t *testing.T) {
 
 func TestRelinquishInterval(t *testing.T) {
 	c := newCluster(t)
-	rs := c.campaign("relinquish", time.Second, 2, WithRelinquishInterval(300*time.Millisecond), WithResignHoldoff(time.Second))
+	rs := c.campaign("relinquish", time.Second, 2, WithRelinquishInterval(300*time.Millisecond), WithTimings(Timings{ResignHoldoff: time.Second}))
 	watchExclusion(t, rs[0].Candidate, rs[1].Candidate)
 	first := leaderOf(t, rs)
 	other := except(rs, first)[0]
@@ -114,7 +114,7 @@ func TestStatusStream(t *testing.T) {
 	a := c.campaign("status", time.Second, 1)[0]
 	st := a.Status()
 	s := recvUntil(t, st, "leader status", func(s Status) bool { return s.Role == RoleLeader })
-	if s.CandidateID != a.name || s.Leader != a.name || s.Term == 0 {
+	if s.CandidateID != a.name || s.Leader != a.name || s.Token == 0 {
 		t.Fatalf("status %+v", s)
 	}
 	b := NewCandidate(c.handle(), "status", "b", time.Second)

@@ -50,7 +50,7 @@ type campaignReports interface {
 	engineReports
 	// status says the candidate's role, the leader and the term now, and
 	// err, not nil, with the final status.
-	status(role Role, leader string, term uint64, err error)
+	status(role Role, leader string, token uint64, value string, err error)
 }
 
 // engineReports is what both engines report.
@@ -131,11 +131,11 @@ func (e *campaign) stepHolding(now time.Duration) {
 	h := e.hold
 	if !e.leases.holds(h.lease) {
 		switch h.lease.endedBy() {
-		case endResigned, endRelinquish:
+		case ErrResigned, ErrRelinquished:
 			if e.release() {
 				e.holdoffUntil = e.clock() + e.cfg.resignHoldoff
 			}
-		case endHandedOff:
+		case ErrHandedOff:
 			if h.successor == "" { // once: a release that failed is retried to the same successor
 				h.successor = e.handoff.take()
 			}
@@ -150,7 +150,7 @@ func (e *campaign) stepHolding(now time.Duration) {
 		return
 	}
 	if now >= h.relinquishAt {
-		e.leases.stepDown(h.lease, endRelinquish)
+		e.leases.stepDown(h.lease, ErrRelinquished)
 		if e.release() {
 			e.holdoffUntil = e.clock() + e.cfg.resignHoldoff
 		}
@@ -184,7 +184,7 @@ func (e *campaign) acquireAt() time.Duration {
 // store's past is concerned, whatever the record shows now.
 func (e *campaign) acquireAtHistory() time.Duration {
 	// A new process knows nothing of a leader whose record the store lost
-	// (WithStartupWait).
+	// (Timings.StartupWait).
 	at := e.startAt + e.cfg.startupWait
 	if e.backs > 0 && !(e.lostLive && e.lost.id == e.id) {
 		// The store went back in time: whoever held the newer record may
@@ -338,7 +338,7 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	}
 	e.values.wrote(rec.Term, rec.Value, e.id, pair)
 	e.handoff.take() // a successor named for an earlier term that never got to its release
-	t := Term{Token: rec.Term, Name: e.node, Began: e.clk.Now()}
+	t := Term{Token: rec.Term, Began: e.clk.Now()}
 	l := e.leases.start(e.ctx, t, deadline)
 	if l == nil {
 		return // stopped meanwhile: no term; finish releases the record
@@ -475,9 +475,9 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 				h.renewDue = min(h.renewDue, e.clock()+e.cfg.renewInterval)
 			}
 		} else {
-			why := endLost
+			why := ErrLostLeadership
 			if e.ended() {
-				why = endEnded
+				why = ErrElectionEnded
 			}
 			e.leases.stepDown(h.lease, why)
 			e.hold = nil
@@ -498,11 +498,15 @@ func (e *campaign) lateWriteOfOurs(s snapshot) bool {
 
 // publish updates the candidate's status from what it knows.
 func (e *campaign) publish() {
-	role, leader, term := RoleFollower, e.leader(), e.cur.rec.Term
+	role, leader, token := RoleFollower, e.leader(), e.cur.rec.Term
 	if l := e.leases.lease(); l != nil {
-		role, leader, term = RoleLeader, e.node, l.term.Token
+		role, leader, token = RoleLeader, e.node, l.term.Token
 	}
-	e.out.status(role, leader, term, nil)
+	value := ""
+	if leader != "" {
+		value = e.cur.rec.Value
+	}
+	e.out.status(role, leader, token, value, nil)
 }
 
 // relinquishTime is when a term starting now must be given up, or never.
@@ -524,12 +528,12 @@ func (e *campaign) relinquishTime(now time.Duration) time.Duration {
 // finish steps down and, unless the election ended, releases the record so
 // that the next candidate wins without waiting for the TTL.
 func (e *campaign) finish(err error) {
-	why := endStopped
+	why := ErrStopped
 	if errors.Is(err, ErrElectionEnded) {
-		why = endEnded
+		why = ErrElectionEnded
 	}
 	e.leases.stepDownNow(why)
-	if why == endStopped {
+	if why == ErrStopped {
 		ctx, cancel := context.WithTimeout(context.WithoutCancel(e.ctx), e.cfg.requestTimeout)
 		e.ctx = ctx // the run's context is done; the last requests use this one
 		if e.hold == nil && (e.uncertain || (e.cur.kind == snapRecord && e.cur.rec.ID == e.id)) {
@@ -545,5 +549,5 @@ func (e *campaign) finish(err error) {
 	}
 	e.watch.close(e.cfg.requestTimeout)
 	e.out.ended(err)
-	e.out.status(RoleStopped, "", e.cur.rec.Term, err)
+	e.out.status(RoleStopped, "", e.cur.rec.Term, "", err)
 }

@@ -48,11 +48,13 @@ const (
 	statusQueueLimit = 256
 )
 
-// NewCandidate creates a candidate named node for the election at key, with
-// a lease of ttl. Nothing runs until RunForElection, RunForElectionContext
-// or Run; problems with the arguments or options are returned from there as
-// typed errors (ErrNilStore, ErrEmptyKey, ErrEmptyName, ErrInvalidTTL,
-// ErrInvalidOption).
+// NewCandidate creates a candidate named node (its Status.CandidateID, and
+// the name followers report while it leads) for the election at key, with
+// a lease of ttl. Nothing runs until RunForElection, Run or Campaign;
+// problems with the arguments or options are returned from there as typed
+// errors (ErrNilStore, ErrEmptyKey, ErrEmptyName, ErrInvalidTTL,
+// ErrInvalidOption). To stop a candidate when a context ends, use
+// context.AfterFunc(ctx, c.Stop).
 func NewCandidate(client Backend, key, node string, ttl time.Duration, opts ...Option) *Candidate {
 	c := &Candidate{
 		client:   client,
@@ -74,19 +76,6 @@ func NewCandidate(client Backend, key, node string, ttl time.Duration, opts ...O
 	// that: the leader's own deadline must use the same, never less.
 	c.ttl = (c.ttl + time.Millisecond - 1).Truncate(time.Millisecond)
 	return c
-}
-
-// NewCandidateChecked is NewCandidate that returns at once, as a typed
-// error, what NewCandidate leaves to RunForElection: a nil store, an empty
-// key or name, a TTL out of range, an option that cannot work (including
-// out of range or in conflict with the TTL). On error the
-// candidate is nil and nothing was started.
-func NewCandidateChecked(client Backend, key, node string, ttl time.Duration, opts ...Option) (*Candidate, error) {
-	c := NewCandidate(client, key, node, ttl, opts...)
-	if c.err != nil {
-		return nil, c.err
-	}
-	return c, nil
 }
 
 func (c *Candidate) validate() error {
@@ -116,14 +105,7 @@ func (c *Candidate) validate() error {
 // no one reads. Both close when the candidate stops: after Stop, after the
 // election is ended (ErrElectionEnded is then the last error).
 func (c *Candidate) RunForElection() (<-chan bool, <-chan error, error) {
-	return c.RunForElectionContext(context.Background())
-}
-
-// RunForElectionContext is RunForElection under ctx: cancelling ctx stops
-// the candidate as Stop does (leadership released, channels closed). A ctx
-// that is already done returns its error and starts nothing.
-func (c *Candidate) RunForElectionContext(ctx context.Context) (<-chan bool, <-chan error, error) {
-	if err := c.start(ctx, nil); err != nil {
+	if err := c.start(context.Background(), nil); err != nil {
 		return nil, nil, err
 	}
 	return c.elected.out, c.errs.out, nil
@@ -182,10 +164,10 @@ func (c *Candidate) Status() <-chan Status { return c.statuses.out }
 // Resign gives up leadership at once: IsLeader is false and the term's
 // context is cancelled before Resign returns, and the record is released in
 // the background so that a waiting candidate wins. The candidate keeps
-// running and competes again after its resign holdoff (WithResignHoldoff);
+// running and competes again after its resign holdoff (Timings.ResignHoldoff);
 // if no one else took leadership by then, it takes it back. Without
 // leadership, Resign does nothing.
-func (c *Candidate) Resign() { c.leases.stepDownNow(endResigned) }
+func (c *Candidate) Resign() { c.leases.stepDownNow(ErrResigned) }
 
 // Stop ends the candidacy: it steps down, releases leadership so that the
 // next candidate wins at once, closes the channels and returns once every
@@ -201,15 +183,6 @@ func (c *Candidate) Done() <-chan struct{} { return c.life.done }
 // Err returns why the candidate stopped: ErrElectionEnded, or nil after
 // Stop or a cancelled context. It returns nil while the candidate runs.
 func (c *Candidate) Err() error { return c.life.err() }
-
-// EndElection ends this candidate's election for every candidate and
-// follower of its key (see the package function EndElection).
-func (c *Candidate) EndElection(ctx context.Context) error {
-	if c.err != nil {
-		return c.err
-	}
-	return EndElection(ctx, c.client, c.key)
-}
 
 // The candidate's side of the engine's reports (campaignReports,
 // leaseReports): each queues what it is told and returns at once.
@@ -228,19 +201,19 @@ func (c *Candidate) termBegan(t Term) {
 	c.began.notify()
 }
 
-func (c *Candidate) termEnded(t Term, why endReason) {
+func (c *Candidate) termEnded(t Term, why Reason) {
 	c.elected.push(false)
 	if q := c.terms.Load(); q != nil {
 		q.push(termEvent{term: t})
 	}
 	c.waitingSince = c.clock.now()
-	c.cfg.metrics.TermEnded(c.key, c.node, t.Token, why.err())
+	c.cfg.metrics.TermEnded(c.key, c.node, t.Token, why)
 }
 
 func (c *Candidate) storeError(err *StoreError) {
 	c.errs.push(err)
 	v := c.view.Load()
-	c.status(v.Role, v.Leader, v.Term, err)
+	c.status(v.Role, v.Leader, v.Token, v.Value, err)
 }
 
 func (c *Candidate) ended(err error) {
@@ -251,12 +224,12 @@ func (c *Candidate) ended(err error) {
 
 // status publishes a new status when something in it changed, or when err
 // is not nil.
-func (c *Candidate) status(role Role, leader string, term uint64, err error) {
+func (c *Candidate) status(role Role, leader string, token uint64, value string, err error) {
 	old := c.view.Load()
-	if err == nil && old.Role == role && old.Leader == leader && old.Term == term {
+	if err == nil && old.Role == role && old.Leader == leader && old.Token == token && old.Value == value {
 		return
 	}
-	s := &Status{Role: role, CandidateID: c.node, Leader: leader, Term: term, Err: err}
+	s := &Status{Role: role, CandidateID: c.node, Leader: leader, Token: token, Value: value, At: c.cfg.clock.Now(), Err: err}
 	c.view.Store(s)
 	c.statuses.push(*s)
 	c.viewChanged.notify()

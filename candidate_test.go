@@ -12,7 +12,7 @@ import (
 func TestFirstElectionOneLeader(t *testing.T) {
 	c := newCluster(t)
 	clk := newFakeClock()
-	rs := c.campaign("service/leader", time.Second, 3, WithClock(clk))
+	rs := c.campaign("service/leader", time.Second, 3, withClock(clk))
 	var cands []*Candidate
 	for _, r := range rs {
 		cands = append(cands, r.Candidate)
@@ -31,7 +31,7 @@ func TestFirstElectionOneLeader(t *testing.T) {
 		}
 	}
 	term, ok := leader.CurrentTerm()
-	if !ok || term.Token == 0 || term.Name != leader.name {
+	if !ok || term.Token == 0 || leader.Leader() != leader.name {
 		t.Fatalf("CurrentTerm = %+v, %v", term, ok)
 	}
 	// Leadership holds over several TTLs: renewals work. The injected
@@ -94,7 +94,7 @@ func TestResignWithoutLeadershipDoesNothing(t *testing.T) {
 
 func TestLoneCandidateTakesBackAfterResign(t *testing.T) {
 	c := newCluster(t)
-	rs := c.campaign("lone", time.Second, 1, WithResignHoldoff(50*time.Millisecond))
+	rs := c.campaign("lone", time.Second, 1, WithTimings(Timings{ResignHoldoff: 50 * time.Millisecond}))
 	r := rs[0]
 	recvUntil(t, r.elected, "elected", func(v bool) bool { return v })
 	first, _ := r.CurrentTerm()
@@ -175,7 +175,7 @@ func TestContextCancelStops(t *testing.T) {
 	c := newCluster(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	a := NewCandidate(c.handle(), "ctx", "a", time.Minute)
-	el, errs, err := a.RunForElectionContext(ctx)
+	el, errs, err := a.runUnder(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,7 +195,7 @@ func TestContextCancelStops(t *testing.T) {
 
 func TestFencingTokensStrictlyGrow(t *testing.T) {
 	c := newCluster(t)
-	rs := c.campaign("fence", 2*time.Second, 3, WithResignHoldoff(time.Second))
+	rs := c.campaign("fence", 2*time.Second, 3, WithTimings(Timings{ResignHoldoff: time.Second}))
 	var last uint64
 	for i := range 8 {
 		l := leaderOf(t, rs)
@@ -213,7 +213,7 @@ func TestFencingTokensStrictlyGrow(t *testing.T) {
 
 func TestSlowConsumerMissesNoTransition(t *testing.T) {
 	c := newCluster(t)
-	cand := NewCandidate(c.handle(), "slow", "a", 300*time.Millisecond, WithResignHoldoff(0))
+	cand := NewCandidate(c.handle(), "slow", "a", 300*time.Millisecond, WithTimings(Timings{ResignHoldoff: -1}))
 	el, _, err := cand.RunForElection()
 	if err != nil {
 		t.Fatal(err)

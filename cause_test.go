@@ -21,7 +21,7 @@ func TestTermContextCauseSaysWhy(t *testing.T) {
 		{"stop", nil, func(_ *testing.T, _ *cluster, r *runner, _ context.CancelFunc) { r.Stop() }, ErrStopped},
 		{"context", nil, func(_ *testing.T, _ *cluster, _ *runner, cancel context.CancelFunc) { cancel() }, ErrStopped},
 		{"end", nil, func(t *testing.T, _ *cluster, r *runner, _ context.CancelFunc) {
-			if err := r.EndElection(ctxT(t)); err != nil {
+			if err := EndElection(ctxT(t), r.client, r.key); err != nil {
 				t.Fatal(err)
 			}
 		}, ErrElectionEnded},
@@ -41,7 +41,7 @@ func TestTermContextCauseSaysWhy(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			cand := NewCandidate(c.handle(), "cause", "a", time.Second, tc.opts...)
-			el, errs, err := cand.RunForElectionContext(ctx)
+			el, errs, err := cand.runUnder(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -55,9 +55,8 @@ func TestTermContextCauseSaysWhy(t *testing.T) {
 			if !errors.Is(cause, tc.want) {
 				t.Fatalf("cause %v, want %v", cause, tc.want)
 			}
-			var ended *TermEndedError
-			if errors.As(cause, &ended) && ended.Token != term.Token {
-				t.Fatalf("cause names term %d, want %d", ended.Token, term.Token)
+			if _, ok := cause.(Reason); !ok {
+				t.Fatalf("cause %T %v, want a Reason", cause, cause)
 			}
 		})
 	}

@@ -2,51 +2,45 @@ package leadership
 
 import "time"
 
-// Clock is the time source of a Candidate or a Follower: every lease
+// timeSource is the time source of a Candidate or a Follower: every lease
 // deadline, renewal, expiry, poll and retry is timed on it, and the times
-// it reports (Term.Began, Observation.At) come from it. The default is the
+// it reports (Term.Began, Status.At) come from it. The default is the
 // system clock, whose Now carries a monotonic reading, so that a jump of
-// the wall clock moves no deadline.
-//
-// WithClock replaces it, mainly so that tests drive timing without
-// sleeping (as client-go's leader election takes a clock). Store requests
-// are still bounded in real time (WithRequestTimeout). In production keep
-// the default. Clocks need not agree on the time, only on its rate: the
-// safety promise holds while no participant's clock runs more than
-// TTL/(TTL - margin) times as fast as a holder's (1.11 at the default
-// margin of TTL/10; docs/semantics.md, section 1, states a bound of 1.1).
-type Clock interface {
+// the wall clock moves no deadline. Tests give their own with withClock
+// to drive timing without sleeping; programs that want the same run their
+// tests in a testing/synctest bubble, where the system clock is fake.
+// Clocks need not agree on the time, only on its rate: the safety promise
+// holds while no participant's clock runs more than TTL/(TTL - margin)
+// times as fast as a holder's (1.11 at the default margin of TTL/10;
+// docs/semantics.md, section 1, states a bound of 1.1).
+type timeSource interface {
 	// Now returns the current time. Durations between two readings must
 	// never be negative.
 	Now() time.Time
 	// NewTimer returns a timer that fires once, d after it was made.
-	NewTimer(d time.Duration) Timer
+	NewTimer(d time.Duration) oneShot
 }
 
-// Timer is a one-shot timer made by a Clock, with the semantics of
+// oneShot is a timer made by a timeSource, with the semantics of
 // time.Timer as of Go 1.23: Stop and Reset discard a value not yet
 // received, so that a receive after them waits for the new deadline.
-type Timer interface {
-	// C delivers the time once the timer fires.
+type oneShot interface {
 	C() <-chan time.Time
-	// Stop stops the timer; it reports whether this stopped it.
 	Stop() bool
-	// Reset makes the timer fire d from now; it reports whether it was
-	// still active.
 	Reset(d time.Duration) bool
 }
 
-// WithClock times the candidate or follower on clk instead of the system
-// clock (see Clock). A nil clock is an error.
-func WithClock(clk Clock) Option {
-	return notNil("WithClock", clk, func(c *config) { c.clock = clk })
+// withClock times the candidate or follower on clk instead of the system
+// clock. A nil clock is an error.
+func withClock(clk timeSource) Option {
+	return notNil("withClock", clk, func(c *config) { c.clock = clk })
 }
 
 // systemClock is the default Clock: time.Now and time.NewTimer.
 type systemClock struct{}
 
-func (systemClock) Now() time.Time                 { return time.Now() }
-func (systemClock) NewTimer(d time.Duration) Timer { return systemTimer{time.NewTimer(d)} }
+func (systemClock) Now() time.Time                   { return time.Now() }
+func (systemClock) NewTimer(d time.Duration) oneShot { return systemTimer{time.NewTimer(d)} }
 
 type systemTimer struct{ t *time.Timer }
 
@@ -57,11 +51,11 @@ func (t systemTimer) Reset(d time.Duration) bool { return t.t.Reset(d) }
 // elapsed measures time on a Clock from a starting reading: the engine's
 // time axis, in which every deadline is a duration since the start.
 type elapsed struct {
-	clk   Clock
+	clk   timeSource
 	epoch time.Time
 }
 
-func startElapsed(clk Clock) elapsed { return elapsed{clk: clk, epoch: clk.Now()} }
+func startElapsed(clk timeSource) elapsed { return elapsed{clk: clk, epoch: clk.Now()} }
 
 // now is the time since the start.
 func (e elapsed) now() time.Duration { return e.clk.Now().Sub(e.epoch) }

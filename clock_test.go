@@ -11,7 +11,7 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 )
 
-// fakeClock is a Clock that moves only when the test advances it.
+// fakeClock is a timeSource that moves only when the test advances it.
 type fakeClock struct {
 	mu     sync.Mutex
 	now    time.Time
@@ -28,7 +28,7 @@ func (c *fakeClock) Now() time.Time {
 	return c.now
 }
 
-func (c *fakeClock) NewTimer(d time.Duration) Timer {
+func (c *fakeClock) NewTimer(d time.Duration) oneShot {
 	t := &fakeTimer{c: c, ch: make(chan time.Time, 1)}
 	t.Reset(d)
 	return t
@@ -106,11 +106,11 @@ func (s *countingStore) AtomicPut(ctx context.Context, key string, value []byte,
 }
 
 func TestWithClockNilIsAnOptionError(t *testing.T) {
-	c := NewCandidate(newCluster(t).handle(), "k", "a", time.Second, WithClock(nil))
+	c := NewCandidate(newCluster(t).handle(), "k", "a", time.Second, withClock(nil))
 	if _, _, err := c.RunForElection(); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("err = %v, want ErrInvalidOption", err)
 	}
-	f := NewFollower(newCluster(t).handle(), "k", WithClock(nil))
+	f := NewFollower(newCluster(t).handle(), "k", withClock(nil))
 	if _, _, err := f.FollowElection(); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("follower err = %v, want ErrInvalidOption", err)
 	}
@@ -167,7 +167,7 @@ func TestFollowerExpiryOnInjectedClock(t *testing.T) {
 	ch := cl.handle()
 	const ttl = 10 * time.Second
 	electedOnClock(t, ch, clk, ttl)
-	f := NewFollower(cl.handle(), "clock", WithClock(clk))
+	f := NewFollower(cl.handle(), "clock", withClock(clk))
 	leaders, _, err := f.FollowElection()
 	if err != nil {
 		t.Fatal(err)
@@ -188,9 +188,9 @@ func TestFollowerExpiryOnInjectedClock(t *testing.T) {
 
 // electedOnClock runs candidate "a" for key "clock" of s on clk until the
 // test ends, and returns it, once elected, with its elected channel.
-func electedOnClock(t *testing.T, s Backend, clk Clock, ttl time.Duration) (*Candidate, <-chan bool) {
+func electedOnClock(t *testing.T, s Backend, clk timeSource, ttl time.Duration) (*Candidate, <-chan bool) {
 	t.Helper()
-	c := NewCandidate(s, "clock", "a", ttl, WithClock(clk))
+	c := NewCandidate(s, "clock", "a", ttl, withClock(clk))
 	elected, _, err := c.RunForElection()
 	if err != nil {
 		t.Fatal(err)

@@ -149,7 +149,7 @@ func TestTakeoverLeavesTheHolderItsWholeMargin(t *testing.T) {
 		t.Run(margin.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				const ttl = 4 * time.Second
-				_, term, ha, hb := exactLeader(t, "lead", ttl, WithSafetyMargin(margin))
+				_, term, ha, hb := exactLeader(t, "lead", ttl, WithTimings(Timings{SafetyMargin: margin}))
 				pair, err := hb.Get(context.Background(), "lead", nil)
 				if err != nil {
 					t.Fatal(err)
@@ -158,7 +158,7 @@ func TestTakeoverLeavesTheHolderItsWholeMargin(t *testing.T) {
 					t.Fatalf("a's record carries its margin: %s", pair.Value)
 				}
 
-				b := NewCandidate(hb, "lead", "b", ttl, WithSafetyMargin(10*time.Millisecond))
+				b := NewCandidate(hb, "lead", "b", ttl, WithTimings(Timings{SafetyMargin: 10 * time.Millisecond}))
 				if _, _, err := b.RunForElection(); err != nil {
 					t.Fatal(err)
 				}

@@ -16,7 +16,7 @@ func TestEndElectionTellsEveryone(t *testing.T) {
 	term, _ := l.CurrentTerm()
 	recvUntil(t, leaders, "leader", func(s string) bool { return s == l.name })
 
-	if err := l.EndElection(ctxT(t)); err != nil {
+	if err := EndElection(ctxT(t), l.client, l.key); err != nil {
 		t.Fatal(err)
 	}
 	for _, r := range rs {

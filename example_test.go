@@ -144,7 +144,7 @@ func ExampleCandidate_Proclaim() {
 		panic(err)
 	}
 	defer follower.Stop()
-	observations := follower.Observations()
+	observations := follower.Status()
 
 	remy := leadership.NewCandidate(client, "api/primary", "remy", 15*time.Second, leadership.WithValue("10.0.0.7:8080"))
 	defer remy.Stop()
@@ -223,7 +223,7 @@ func ExampleCandidate_Status() {
 		panic(err)
 	}
 	for s := range zoe.Status() {
-		fmt.Printf("%v leader=%q term=%d\n", s.Role, s.Leader, s.Term)
+		fmt.Printf("%v leader=%q term=%d\n", s.Role, s.Leader, s.Token)
 		if s.Role == leadership.RoleLeader {
 			zoe.Stop() // steps down, releases, stops: the stream closes
 		}
@@ -283,10 +283,12 @@ func ExampleEndElection() {
 	if err := leadership.EndElection(ctx, client, "service/primary"); err != nil {
 		panic(err)
 	}
+	var last error
 	for err := range errCh {
 		fmt.Println(err)
+		last = err
 	}
-	fmt.Println("ended:", doug.Err() == leadership.ErrElectionEnded)
+	fmt.Println("ended:", errors.Is(last, leadership.ErrElectionEnded))
 	// Output:
 	// leadership: election ended
 	// ended: true
@@ -306,7 +308,7 @@ func TestSeedReadmeExamples(t *testing.T) {
 	defer client.Close()
 
 	underwood := leadership.NewCandidate(client, "service/swarm/leader", "underwood", 15*time.Second,
-		leadership.WithResignHoldoff(100*time.Millisecond))
+		leadership.WithTimings(leadership.Timings{ResignHoldoff: 100 * time.Millisecond}))
 	electedCh, _, err := underwood.RunForElection()
 	if err != nil {
 		log.Fatal("Cannot run for election, store is probably down")

@@ -222,7 +222,7 @@ type termSpan struct {
 
 // spanOf follows term until it ends.
 func spanOf(term Term) *termSpan {
-	s := &termSpan{name: term.Name, token: term.Token, began: term.Began, done: make(chan struct{})}
+	s := &termSpan{name: "", token: term.Token, began: term.Began, done: make(chan struct{})}
 	go func() {
 		<-term.Context().Done()
 		s.end = time.Now()
@@ -252,7 +252,7 @@ func ledAfter(t *testing.T, next Term, span *termSpan) {
 	<-span.done
 	if next.Began.Before(span.end) {
 		t.Fatalf("two leaders: %s led term %d until %v, %s term %d from %v (since %s's term began)",
-			span.name, span.token, span.end.Sub(span.began), next.Name, next.Token, next.Began.Sub(span.began), span.name)
+			span.name, span.token, span.end.Sub(span.began), "the next", next.Token, next.Began.Sub(span.began), span.name)
 	}
 }
 
@@ -273,7 +273,7 @@ func takesTermAgain(t *testing.T, h *faultStore, node string, ttl time.Duration,
 	c := startCandidate(t, h, node, ttl)
 	term := leadsSoon(t, c, 0, time.Second)
 	if term.Token != first.Token {
-		t.Fatalf("%s took term %d, want %s's term number %d again", node, term.Token, first.Name, first.Token)
+		t.Fatalf("%s took term %d, want %s's term number %d again", node, term.Token, node, first.Token)
 	}
 	return term
 }

@@ -10,11 +10,6 @@ import (
 	"github.com/leadership-go/leadership/fenced"
 )
 
-// FencedWriter is the optional interface of a store that can write a key
-// only while the election record still holds a given version, checked
-// atomically by the store (package fenced). Candidate.FencedPut needs it.
-type FencedWriter = fenced.Putter
-
 // fencedRetries is how many times FencedPut tries again when the record
 // changed but still holds the term (a renewal of the leader's own came
 // between).
@@ -25,28 +20,28 @@ const fencedRetries = 3
 // operation as the write. Unlike IsLeader, it does not ask the candidate's
 // clock: a leader that was paused or cut off after it took term, and whose
 // record another candidate has since taken, is refused by the store, with
-// a *FencedError matching ErrFenced, however late its write arrives. A
+// an error matching ErrFenced, however late its write arrives. A
 // write that lands was made while the record held term.
 //
 // The store compares the record it holds with the one this candidate last
-// wrote in term, value and index (see FencedWriter), so that a record
+// wrote in term, value and index (see fenced.Putter), so that a record
 // written by another at an index the store handed out again, after it lost
 // its data, does not pass for it. The write is also refused, before any
-// store call and with the same *FencedError, once term's Context is done
+// store call and with the same error, once term's Context is done
 // (the term ended, though its release may not have reached the store yet)
 // and once this candidate has seen the store go back in time since its
 // last write of term (indexes seen before may then be handed out again).
 //
 // term is a term this candidate led (from CurrentTerm, Campaign or Run).
 // A store that cannot check atomically (it does not implement
-// FencedWriter) is refused with ErrFencingUnsupported, a term this
+// fenced.Putter) is refused with ErrFencingUnsupported, a term this
 // candidate never led with ErrNotLeader, and the election's own key with
 // ErrElectionKey. Other failures are the store's, as *StoreError.
 func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value []byte) error {
 	if c.err != nil {
 		return c.err
 	}
-	w, ok := c.client.(FencedWriter)
+	w, ok := c.client.(fenced.Putter)
 	if !ok {
 		return fmt.Errorf("%w: %T", ErrFencingUnsupported, c.client)
 	}
@@ -62,7 +57,7 @@ func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value 
 	}
 	for range fencedRetries {
 		if term.Context().Err() != nil || c.values.wentBackSinceWrite() {
-			return &FencedError{Token: term.Token, Key: key}
+			return fencedRefused(term.Token, key)
 		}
 		err := w.FencedPut(ctx, key, value, c.key, guard)
 		if !errors.Is(err, fenced.ErrGuardChanged) {
@@ -77,27 +72,18 @@ func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value 
 			return &StoreError{Op: "get", Key: c.key, Err: rerr}
 		}
 		if s.kind != snapRecord || s.rec.Term != term.Token || s.rec.ID != id || s.rec.Ended {
-			return &FencedError{Token: term.Token, Key: key}
+			return fencedRefused(term.Token, key)
 		}
 		guard = s.pair
 	}
-	return &FencedError{Token: term.Token, Key: key}
+	return fencedRefused(term.Token, key)
 }
 
-// FencedError is a fenced write the store refused: the election record no
-// longer holds the term. It matches ErrFenced.
-type FencedError struct {
-	Token uint64 // the term the write was made through
-	Key   string // the key it was for
+// fencedRefused is the error of a fenced write refused because the
+// election record no longer holds the term: it matches ErrFenced.
+func fencedRefused(token uint64, key string) error {
+	return fmt.Errorf("%w: write to %q: the election record no longer holds term %d", ErrFenced, key, token)
 }
-
-// Error describes the error.
-func (e *FencedError) Error() string {
-	return fmt.Sprintf("leadership: fenced write to %q refused: the election record no longer holds term %d", e.Key, e.Token)
-}
-
-// Is reports whether target is ErrFenced.
-func (e *FencedError) Is(target error) bool { return target == ErrFenced }
 
 // lastWriteOf is the guard of a fenced write: the record as the store
 // confirmed this candidate's last write of a term.

@@ -3,6 +3,8 @@ package leadership
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -34,10 +36,10 @@ func TestFencedPutRefusedOverRecordAtReusedIndex(t *testing.T) {
 		const ttl = 2 * time.Second
 		name := simName("fence-reuse")
 		ha, hb := newFaultStore(t, name), newFaultStore(t, name)
-		a := NewCandidate(ha, "k", "a", ttl, WithClock(newFakeClock()))
+		a := NewCandidate(ha, "k", "a", ttl, withClock(newFakeClock()))
 		runCandidate(t, a)
 		term := leadsSoon(t, a, 0, time.Second)
-		b := startCandidate(t, hb, "b", ttl, WithRetryBackoff(10*time.Millisecond, 100*time.Millisecond))
+		b := startCandidate(t, hb, "b", ttl, WithTimings(Timings{RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond}))
 		synctest.Wait() // b has read a's record
 
 		ha.failGets.Store(true) // a is paused: it learns nothing more
@@ -74,7 +76,7 @@ func TestDeleteElectionSparesRecordAtReusedIndex(t *testing.T) {
 		name := simName("delete-reuse")
 		ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
 		raw := openRawKey(t, name)
-		fast := WithRetryBackoff(10*time.Millisecond, 100*time.Millisecond)
+		fast := WithTimings(Timings{RetryMin: 10 * time.Millisecond, RetryMax: 100 * time.Millisecond})
 		leaderA(t, ha, ttl)
 		b := startCandidate(t, hb, "b", ttl, fast)
 		c := startCandidate(t, hc, "c", ttl, fast)
@@ -141,8 +143,7 @@ func TestFencedPutRefusedOnceTermEnded(t *testing.T) {
 		a.Resign()
 		<-term.Context().Done()
 		err := a.FencedPut(context.Background(), term, "data", []byte("late"))
-		var fe *FencedError
-		if !errors.Is(err, ErrFenced) || !errors.As(err, &fe) || fe.Token != term.Token {
+		if !errors.Is(err, ErrFenced) || !strings.Contains(err.Error(), fmt.Sprintf("term %d", term.Token)) {
 			t.Fatalf("a write through the resigned term %d: %v, want a FencedError", term.Token, err)
 		}
 		absentKey(t, ha, "data")
@@ -176,7 +177,7 @@ func TestFencedPutRefusesElectionKey(t *testing.T) {
 // guard: its index may have been handed out again.
 func TestFencedPutRefusedAfterStoreWentBack(t *testing.T) {
 	c := newCluster(t)
-	a := NewCandidate(c.handle(), "fence", "a", time.Second, WithClock(newFakeClock())) // no renewal comes between
+	a := NewCandidate(c.handle(), "fence", "a", time.Second, withClock(newFakeClock())) // no renewal comes between
 	t.Cleanup(a.Stop)
 	term, err := a.Campaign(ctxT(t))
 	if err != nil {

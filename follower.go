@@ -24,8 +24,8 @@ type Follower struct {
 	clock    elapsed
 	leaders  *queueSink[string]
 	errs     *queueSink[error]
-	events   *queueSink[Observation]
-	view     atomic.Pointer[Observation]
+	events   *queueSink[Status]
+	view     atomic.Pointer[Status]
 }
 
 // Queue limit of the follower's leader and observation channels, which
@@ -34,7 +34,8 @@ const leaderQueueLimit = 1024
 
 // NewFollower creates a follower of the election at key. Nothing runs
 // until FollowElection; problems with the arguments are returned from there
-// (ErrNilStore, ErrEmptyKey, ErrInvalidOption).
+// (ErrNilStore, ErrEmptyKey, ErrInvalidOption): a follower given an
+// option of candidates only refuses to start.
 func NewFollower(client Backend, key string, opts ...Option) *Follower {
 	f := &Follower{
 		client:  client,
@@ -42,11 +43,11 @@ func NewFollower(client Backend, key string, opts ...Option) *Follower {
 		cfg:     newConfig(opts),
 		leaders: newQueueSink[string](leaderQueueLimit),
 		errs:    newQueueSink[error](errQueueLimit),
-		events:  newQueueSink[Observation](leaderQueueLimit),
+		events:  newQueueSink[Status](leaderQueueLimit),
 	}
 	f.life = newLifecycle(f.leaders, f.errs, f.events)
 	f.clock = startElapsed(f.cfg.clock)
-	f.view.Store(&Observation{})
+	f.view.Store(&Status{})
 	switch {
 	case isNil(client):
 		f.err = ErrNilStore
@@ -58,18 +59,6 @@ func NewFollower(client Backend, key string, opts ...Option) *Follower {
 	return f
 }
 
-// NewFollowerChecked is NewFollower that returns at once, as a typed
-// error, what NewFollower leaves to FollowElection: a nil store, an empty
-// key, an option that cannot work, or an option of candidates only (such
-// as WithRenewInterval). On error the follower is nil.
-func NewFollowerChecked(client Backend, key string, opts ...Option) (*Follower, error) {
-	f := NewFollower(client, key, opts...)
-	if f.err != nil {
-		return nil, f.err
-	}
-	return f, nil
-}
-
 // FollowElection starts following in the background. It reads the election
 // once before returning, so an unreachable store is an error here. The
 // leader channel delivers the current leader first ("" when there is none),
@@ -78,16 +67,10 @@ func NewFollowerChecked(client Backend, key string, opts ...Option) (*Follower, 
 // trying. Both close when the follower stops: after Stop, or after the
 // election is ended (ErrElectionEnded is then the last error).
 func (f *Follower) FollowElection() (<-chan string, <-chan error, error) {
-	return f.FollowElectionContext(context.Background())
-}
-
-// FollowElectionContext is FollowElection under ctx: cancelling ctx stops
-// the follower as Stop does.
-func (f *Follower) FollowElectionContext(ctx context.Context) (<-chan string, <-chan error, error) {
 	if f.err != nil {
 		return nil, nil, f.err
 	}
-	err := f.life.start(ctx, func(ctx context.Context) (func() error, error) {
+	err := f.life.start(context.Background(), func(ctx context.Context) (func() error, error) {
 		e := newFollowing(ctx, f.client, f.key, &f.cfg, f.clock, f)
 		if err := e.begin(); err != nil {
 			return nil, err
@@ -103,15 +86,16 @@ func (f *Follower) FollowElectionContext(ctx context.Context) (<-chan string, <-
 // Leader returns the current leader's name, "" when there is none.
 func (f *Follower) Leader() string { return f.view.Load().Leader }
 
-// Current returns the current leader with its term and when the follower
-// saw it.
-func (f *Follower) Current() Observation { return *f.view.Load() }
+// Current returns the follower's latest Status: the leader, its term and
+// value, and when the follower saw it.
+func (f *Follower) Current() Status { return *f.view.Load() }
 
-// Observations returns a stream like the leader channel that also carries
-// the term and the time of each change, including a new term of the same
-// leader. It keeps the latest 1024 events if no one reads, and closes when
-// the follower stops. Every call returns the same channel.
-func (f *Follower) Observations() <-chan Observation { return f.events.out }
+// Status returns a stream like the leader channel that also carries the
+// term, the leader's value and the time of each change, including a new
+// term of the same leader. It keeps the latest 1024 events if no one
+// reads, and closes when the follower stops. Every call returns the same
+// channel.
+func (f *Follower) Status() <-chan Status { return f.events.out }
 
 // Stop stops following, closes the channels and returns once every
 // goroutine the follower started has ended. It is safe to call at any time,
@@ -122,8 +106,8 @@ func (f *Follower) Stop() { f.life.stop() }
 // started has ended.
 func (f *Follower) Done() <-chan struct{} { return f.life.done }
 
-// Err returns why the follower stopped: ErrElectionEnded, or nil after Stop
-// or a cancelled context.
+// Err returns why the follower stopped: ErrElectionEnded, or nil after
+// Stop. It returns nil while the follower runs.
 func (f *Follower) Err() error { return f.life.err() }
 
 // The follower's side of the engine's reports (followingReports): each
@@ -137,7 +121,7 @@ func (f *Follower) ended(err error) {
 	}
 }
 
-func (f *Follower) observed(o Observation, nameChanged bool) {
+func (f *Follower) observed(o Status, nameChanged bool) {
 	f.view.Store(&o)
 	f.events.push(o)
 	if nameChanged {

@@ -35,7 +35,7 @@ func TestFollowerWatchedPollFollowsTheTTL(t *testing.T) {
 	}{
 		{"default poll, TTL 30s", 30 * time.Second, nil, 6},
 		{"default poll, TTL 2s", 2 * time.Second, nil, 20},
-		{"WithPollInterval 1s, TTL 30s", 30 * time.Second, []Option{WithPollInterval(time.Second)}, 20},
+		{"WithPollInterval 1s, TTL 30s", 30 * time.Second, []Option{WithTimings(Timings{Poll: time.Second})}, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

@@ -37,9 +37,9 @@ func TestFollowerDoesNotNameAndDropAtOnceAfterWipe(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer f.Stop()
-		obs := f.Observations()
-		var seen []Observation
-		recvUntil := func(what string, cond func(Observation) bool) {
+		obs := f.Status()
+		var seen []Status
+		recvUntil := func(what string, cond func(Status) bool) {
 			t.Helper()
 			timeout := time.After(time.Minute)
 			for {
@@ -54,7 +54,7 @@ func TestFollowerDoesNotNameAndDropAtOnceAfterWipe(t *testing.T) {
 				}
 			}
 		}
-		recvUntil("the follower names the first leader", func(o Observation) bool { return o.Leader != "" })
+		recvUntil("the follower names the first leader", func(o Status) bool { return o.Leader != "" })
 		first := seen[len(seen)-1]
 
 		memory.StopServer(name)
@@ -62,7 +62,7 @@ func TestFollowerDoesNotNameAndDropAtOnceAfterWipe(t *testing.T) {
 		memory.LoseData(name)
 		memory.StartServer(name)
 		restarted := len(seen)
-		recvUntil("the follower names the new term's leader", func(o Observation) bool { return o.Leader != "" && o.Term > first.Term })
+		recvUntil("the follower names the new term's leader", func(o Status) bool { return o.Leader != "" && o.Token > first.Token })
 		// The new leader renews for several TTLs: named throughout.
 		time.Sleep(5 * ttl)
 		for more := true; more; {
@@ -76,7 +76,7 @@ func TestFollowerDoesNotNameAndDropAtOnceAfterWipe(t *testing.T) {
 		for i := restarted; i+1 < len(seen); i++ {
 			if seen[i].Leader != "" && seen[i+1].Leader == "" {
 				t.Fatalf("the follower named %s (term %d) and dropped it %v later, while it led (observations %+v)",
-					seen[i].Leader, seen[i].Term, seen[i+1].At.Sub(seen[i].At), seen[restarted:])
+					seen[i].Leader, seen[i].Token, seen[i+1].At.Sub(seen[i].At), seen[restarted:])
 			}
 		}
 		leading := 0

@@ -23,7 +23,7 @@ func TestFollowerFirstValueAndChanges(t *testing.T) {
 	if f.Leader() != l.name {
 		t.Fatalf("Leader() = %q, want %q", f.Leader(), l.name)
 	}
-	if cur := f.Current(); cur.Term == 0 || cur.Leader != l.name {
+	if cur := f.Current(); cur.Token == 0 || cur.Leader != l.name {
 		t.Fatalf("Current() = %+v", cur)
 	}
 
@@ -108,13 +108,13 @@ func TestFollowerObservationsCarryTerms(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Stop()
-	obs := f.Observations()
+	obs := f.Status()
 	recv(t, obs, "first observation")
-	r := c.campaign("obs", time.Second, 1, WithResignHoldoff(0))[0]
-	first := recvUntil(t, obs, "leader", func(o Observation) bool { return o.Leader == r.name })
+	r := c.campaign("obs", time.Second, 1, WithTimings(Timings{ResignHoldoff: -1}))[0]
+	first := recvUntil(t, obs, "leader", func(o Status) bool { return o.Leader == r.name })
 	recvUntil(t, r.elected, "elected", func(v bool) bool { return v })
 	r.Resign()
-	later := recvUntil(t, obs, "a later term", func(o Observation) bool { return o.Leader == r.name && o.Term > first.Term })
+	later := recvUntil(t, obs, "a later term", func(o Status) bool { return o.Leader == r.name && o.Token > first.Token })
 	if later.At.Before(first.At) {
 		t.Fatal("observation times go backwards")
 	}

@@ -15,7 +15,7 @@ type following struct {
 	checked   bool // a read showed the current holder still unrenewed
 	lateWrite bool // one write of the expired term was seen since it expired
 	published bool
-	last      Observation // the last one published
+	last      Status // the last one published
 }
 
 // followingReports is how a following tells its Follower what happened.
@@ -24,7 +24,7 @@ type followingReports interface {
 	engineReports
 	// observed gives the leader, term and time of a change; nameChanged
 	// when the leader's name changed (or on the first call).
-	observed(o Observation, nameChanged bool)
+	observed(o Status, nameChanged bool)
 }
 
 func newFollowing(ctx context.Context, client Backend, key string, cfg *config, clock elapsed, out followingReports) *following {
@@ -123,11 +123,11 @@ func (e *following) publish() {
 	if e.expired || e.ended() {
 		leader = ""
 	}
-	o := Observation{Leader: leader, Term: e.cur.rec.Term, At: e.clk.Now()}
+	o := Status{Role: RoleFollower, Leader: leader, Token: e.cur.rec.Term, At: e.clk.Now()}
 	if leader != "" {
 		o.Value = e.cur.rec.Value
 	}
-	if e.published && e.last.Leader == o.Leader && e.last.Term == o.Term && e.last.Value == o.Value {
+	if e.published && e.last.Leader == o.Leader && e.last.Token == o.Token && e.last.Value == o.Value {
 		return
 	}
 	nameChanged := !e.published || e.last.Leader != o.Leader

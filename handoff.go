@@ -46,7 +46,7 @@ func (c *Candidate) HandOff(ctx context.Context, successor string) error {
 		if l == nil || l.term.Token != term.Token {
 			return false // the term checked ended meanwhile, perhaps for a new one
 		}
-		return c.leases.stepDown(l, endHandedOff)
+		return c.leases.stepDown(l, ErrHandedOff)
 	}); !ok {
 		if busy != "" {
 			return fmt.Errorf("%w: a handoff to %q is under way", ErrNotLeader, busy)
@@ -60,10 +60,10 @@ func (c *Candidate) HandOff(ctx context.Context, successor string) error {
 		changed := c.viewChanged.wait()
 		v := c.view.Load()
 		switch {
-		case v.Term > term.Token && v.Leader == successor:
+		case v.Token > term.Token && v.Leader == successor:
 			return nil
-		case v.Term > term.Token && v.Leader != "":
-			return fmt.Errorf("%w: %s leads term %d instead of %s", ErrHandOffFailed, v.Leader, v.Term, successor)
+		case v.Token > term.Token && v.Leader != "":
+			return fmt.Errorf("%w: %s leads term %d instead of %s", ErrHandOffFailed, v.Leader, v.Token, successor)
 		}
 		select {
 		case <-changed:

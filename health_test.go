@@ -78,7 +78,7 @@ func TestHealthSaysWhyStopped(t *testing.T) {
 	c := newCluster(t)
 	rs := c.campaign("health-end", time.Second, 1)
 	recvUntil(t, rs[0].elected, "elected", func(v bool) bool { return v })
-	if err := rs[0].EndElection(ctxT(t)); err != nil {
+	if err := EndElection(ctxT(t), rs[0].client, rs[0].key); err != nil {
 		t.Fatal(err)
 	}
 	closed(t, rs[0].Done(), "Done")

@@ -16,15 +16,15 @@ type lease struct {
 	term     Term
 	deadline atomic.Int64 // on the candidate's time axis (nanoseconds since its start)
 	extended chan struct{}
-	cancel   context.CancelCauseFunc // with a *TermEndedError
-	reason   atomic.Int32            // an endReason, set once when the lease ends
+	cancel   context.CancelCauseFunc // with the Reason it ended
+	reason   atomic.Int32            // a Reason, set once when the lease ends
 }
 
 // deadlineAt is when the lease ends unless a renewal extends it.
 func (l *lease) deadlineAt() time.Duration { return time.Duration(l.deadline.Load()) }
 
 // endedBy is why the lease ended, endNone while it lasts.
-func (l *lease) endedBy() endReason { return endReason(l.reason.Load()) }
+func (l *lease) endedBy() Reason { return Reason(l.reason.Load()) }
 
 // extend moves the lease's deadline later after a confirmed renewal. A
 // lease whose deadline has passed stays over, even if its watchdog has not
@@ -43,7 +43,7 @@ func (l *lease) extend(now, deadline time.Duration) {
 type leaseReports interface {
 	termBeginning(t Term)
 	termBegan(t Term)
-	termEnded(t Term, why endReason)
+	termEnded(t Term, why Reason)
 }
 
 // leaseKeeper holds a candidate's current lease, if any. The engine starts

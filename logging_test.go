@@ -42,7 +42,7 @@ func TestLoggerLinesPerEvent(t *testing.T) {
 	var buf lockedBuffer
 	log := slog.New(slog.NewTextHandler(&buf, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	c := newCluster(t)
-	cand := NewCandidate(c.handle(), "logged", "a", time.Second, WithLogger(log), WithRetryBackoff(10*time.Millisecond, 50*time.Millisecond))
+	cand := NewCandidate(c.handle(), "logged", "a", time.Second, WithLogger(log), WithTimings(Timings{RetryMin: 10 * time.Millisecond, RetryMax: 50 * time.Millisecond}))
 	elected, errs, err := cand.RunForElection()
 	if err != nil {
 		t.Fatal(err)
@@ -62,7 +62,7 @@ func TestLoggerLinesPerEvent(t *testing.T) {
 		t.Fatalf("%d store error lines in one outage, want 1 (rate-limited):\n%s", len(got), strings.Join(got, "\n"))
 	}
 	down := buf.lines("leadership: stepped down")
-	if len(down) != 1 || !strings.Contains(down[0], "reason=deadline") {
+	if len(down) != 1 || !strings.Contains(down[0], "reason=lease_expired") {
 		t.Fatalf("stepped-down lines: %q", down)
 	}
 	recvUntil(t, elected, "elected again", func(v bool) bool { return v })

@@ -89,7 +89,7 @@ func TestStoreThatLostItsDataRecovers(t *testing.T) {
 	// the name may not change: the term does.
 	eventually(t, "follower names the new term's leader", func() bool {
 		cur := f.Current()
-		return cur.Term >= nt.Token && cur.Leader == next.name
+		return cur.Token >= nt.Token && cur.Leader == next.name
 	})
 	if f.Err() != nil {
 		t.Fatalf("follower stopped: %v", f.Err())

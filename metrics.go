@@ -9,22 +9,20 @@ import (
 // Metrics receives the engine's measurements, as client-go's
 // MetricsProvider does: give one with WithMetrics. Adapters for Prometheus
 // (package metrics/prometheus) and OpenTelemetry (package metrics/otel)
-// implement it; embed NoMetrics to implement only some methods. The
-// methods are called from the engine's goroutines and must return quickly;
-// they never see a slow consumer's backlog, as the channels do.
+// implement it. The methods are called from the engine's goroutines and
+// must return quickly; they never see a slow consumer's backlog, as the
+// channels do.
 type Metrics interface {
 	// TermBegan: node leads the election at key from now, in the term
 	// with token; waited is how long it campaigned for it (since it
 	// started, or since its last term ended).
 	TermBegan(key, node string, token uint64, waited time.Duration)
-	// TermEnded: the term ended; reason is ErrResigned, ErrRelinquished,
-	// ErrLeaseExpired, ErrLostLeadership, ErrElectionEnded or ErrStopped.
-	TermEnded(key, node string, token uint64, reason error)
+	// TermEnded: the term ended, for reason (reason.String() is a label).
+	TermEnded(key, node string, token uint64, reason Reason)
 	// StoreCall: one store call made for the election at key. op is
-	// "get", "acquire", "renew", "release" or "watch"; outcome is
-	// OutcomeOK, OutcomeConflict (a compare-and-swap that lost),
-	// OutcomeTimeout or OutcomeError; latency is how long the engine
-	// waited for it.
+	// "get", "acquire", "renew", "release", "end" or "watch"; outcome is
+	// "ok", "conflict" (a compare-and-swap that lost), "timeout" or
+	// "error"; latency is how long the engine waited for it.
 	StoreCall(key, op, outcome string, latency time.Duration)
 	// WatchRestarted: the watch on key ended or failed and is opened again.
 	WatchRestarted(key string)
@@ -32,27 +30,19 @@ type Metrics interface {
 
 // The outcomes of Metrics.StoreCall.
 const (
-	OutcomeOK       = "ok"
-	OutcomeConflict = "conflict"
-	OutcomeTimeout  = "timeout"
-	OutcomeError    = "error"
+	outcomeOK       = "ok"
+	outcomeConflict = "conflict"
+	outcomeTimeout  = "timeout"
+	outcomeError    = "error"
 )
 
-// NoMetrics implements Metrics by doing nothing: embed it to implement
-// only the methods of interest.
-type NoMetrics struct{}
+// noMetrics is the default Metrics: it does nothing.
+type noMetrics struct{}
 
-// TermBegan does nothing.
-func (NoMetrics) TermBegan(string, string, uint64, time.Duration) {}
-
-// TermEnded does nothing.
-func (NoMetrics) TermEnded(string, string, uint64, error) {}
-
-// StoreCall does nothing.
-func (NoMetrics) StoreCall(string, string, string, time.Duration) {}
-
-// WatchRestarted does nothing.
-func (NoMetrics) WatchRestarted(string) {}
+func (noMetrics) TermBegan(string, string, uint64, time.Duration) {}
+func (noMetrics) TermEnded(string, string, uint64, Reason)        {}
+func (noMetrics) StoreCall(string, string, string, time.Duration) {}
+func (noMetrics) WatchRestarted(string)                           {}
 
 // WithMetrics sends the engine's measurements to m (see Metrics). By
 // default nothing is measured. A nil m is refused (ErrInvalidOption).
@@ -64,13 +54,13 @@ func WithMetrics(m Metrics) Option {
 func outcomeOf(err error, conflict bool) string {
 	switch {
 	case err == nil && conflict:
-		return OutcomeConflict
+		return outcomeConflict
 	case err == nil:
-		return OutcomeOK
+		return outcomeOK
 	case errors.Is(err, context.DeadlineExceeded):
-		return OutcomeTimeout
+		return outcomeTimeout
 	}
-	return OutcomeError
+	return outcomeError
 }
 
 // measured reports one store call of op, sent at sent on the observer's

@@ -31,7 +31,7 @@ func (m *recordedMetrics) TermBegan(key, node string, token uint64, waited time.
 	m.mu.Unlock()
 }
 
-func (m *recordedMetrics) TermEnded(key, node string, token uint64, reason error) {
+func (m *recordedMetrics) TermEnded(key, node string, token uint64, reason Reason) {
 	m.add("ended %s %s %d %v", key, node, token, reason)
 }
 
@@ -120,18 +120,17 @@ func (s *endableWatches) endAll() {
 	}
 }
 
-// NoMetrics and a nil Metrics.
+// The default metrics and a nil Metrics.
 func TestMetricsOption(t *testing.T) {
 	h := newCluster(t).handle()
-	if _, err := NewCandidateChecked(h, "k", "a", time.Second, WithMetrics(nil)); !errors.Is(err, ErrInvalidOption) {
+	if _, err := checkedCandidate(h, "k", "a", time.Second, WithMetrics(nil)); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("nil metrics: %v", err)
 	}
 	var typedNil *recordedMetrics
-	if _, err := NewFollowerChecked(h, "k", WithMetrics(typedNil)); !errors.Is(err, ErrInvalidOption) {
+	if _, err := checkedFollower(h, "k", WithMetrics(typedNil)); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("typed nil metrics: %v", err)
 	}
-	type partial struct{ NoMetrics }
-	f, err := NewFollowerChecked(h, "k", WithMetrics(partial{}))
+	f, err := checkedFollower(h, "k", WithMetrics(noMetrics{}))
 	if err != nil {
 		t.Fatal(err)
 	}

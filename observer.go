@@ -19,7 +19,7 @@ type observer struct {
 	key    string
 	cfg    *config
 	ctx    context.Context
-	clk    Clock
+	clk    timeSource
 	clock  func() time.Duration // the owner's time axis, on clk
 
 	gen      uint64        // the election generation joined

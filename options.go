@@ -8,15 +8,17 @@ import (
 	"github.com/robfig/cron/v3"
 )
 
-// Limits on the TTL. A store may raise the minimum by implementing
-// MinTTLer.
+// Limits on the TTL. A store may raise the minimum with a method
+// MinTTL() time.Duration (see Backend).
 const (
 	MinTTL = 10 * time.Millisecond
 	MaxTTL = 24 * time.Hour
 )
 
-// Option tunes a Candidate or a Follower. Options that only concern
-// candidates (renewal, margins, relinquishing) are ignored by followers.
+// Option tunes a Candidate or a Follower. A follower given an option of
+// candidates only (WithValue, WithRelinquishInterval,
+// WithRelinquishSchedule, or a candidate's field of WithTimings) refuses to
+// start with ErrInvalidOption.
 type Option func(*config)
 
 // config holds every tunable; zero fields take their defaults in resolve.
@@ -33,7 +35,7 @@ type config struct {
 	pollInterval       time.Duration
 	pollByTTL          bool // a follower's default poll: while watched, at least every TTL/3 of the record
 	startupWait        time.Duration
-	clock              Clock
+	clock              timeSource
 	jitter             func(n time.Duration) time.Duration // test hook: a draw in [0, n), rand.N when nil
 	metrics            Metrics
 	value              string   // WithValue
@@ -44,7 +46,7 @@ type config struct {
 // WithLogger sends the engine's log lines to l, each one structured line
 // with the key (and a candidate's node): "leadership: elected" (Info, with
 // the term), "leadership: stepped down" (Info, with the term and the
-// reason: deadline, lost, resigned, relinquished, stopped, ended),
+// reason, the Reason's String),
 // "leadership: store error" (Warn: the first error of an outage, then at
 // most one every 10s, with the count so far), "leadership: store
 // recovered" (Info, with the count and the outage's length), and warnings
@@ -54,48 +56,94 @@ func WithLogger(l *slog.Logger) Option {
 	return func(c *config) { c.logger = l }
 }
 
-// WithRenewInterval sets how often a leader rewrites its lease.
-// Default: TTL/3. It must be positive and leave room before the deadline
-// (shorter than TTL minus the safety margin).
-// Candidates only: a follower given it refuses to start (ErrInvalidOption).
-func WithRenewInterval(d time.Duration) Option {
-	return candidateOnly("WithRenewInterval", positiveDuration("WithRenewInterval", d, func(c *config) *time.Duration { return &c.renewInterval }))
+// Timings are the engine's timing knobs, given with WithTimings. A zero
+// field takes its default; the defaults suit most elections, and each is
+// checked against the TTL when the candidate or follower starts.
+type Timings struct {
+	// Renew is how often a leader rewrites its lease. Default: TTL/3. It
+	// must leave room before the deadline (shorter than TTL minus the
+	// safety margin). Candidates only.
+	Renew time.Duration
+	// SafetyMargin is how long before the store could hand the lease to
+	// someone else the leader steps down when it cannot confirm its lease:
+	// the deadline is the start of the last confirmed renewal + TTL -
+	// margin. It covers clock-rate drift and the time the leader's work
+	// needs to notice the cancellation. Default: TTL/10; it must be under
+	// TTL/2; a negative value asks for no margin at all. Candidates only.
+	SafetyMargin time.Duration
+	// RequestTimeout bounds every store request. Default: TTL/3, at most
+	// 10s, for candidates; 5s for followers.
+	RequestTimeout time.Duration
+	// RetryMin and RetryMax are the first and the longest wait between
+	// retries after a store error; the wait doubles, with jitter, from one
+	// to the other. Default: 10ms to 1s (a leader always retries in time
+	// for its deadline). Give both or neither.
+	RetryMin, RetryMax time.Duration
+	// ResignHoldoff is how long a candidate that resigned or relinquished
+	// leaves a free election to the others before it competes again; if no
+	// one else takes it in that time, the candidate takes it back.
+	// Default: TTL/4, between 100ms and 2s; a negative value asks for none.
+	// Candidates only.
+	ResignHoldoff time.Duration
+	// Poll is how often the key is read while the store's watch is not
+	// working, so that changes are still seen; while it works, the key is
+	// still read every 3 polls. Default: TTL/3 for candidates; 1s for
+	// followers, whose reads while the watch works come every 3s or every
+	// TTL/3 of the leader's record, whichever is longer (a follower of a
+	// 30s lease reads 6 times a minute, not 20).
+	Poll time.Duration
+	// StartupWait makes a candidate begin its first term no sooner than
+	// StartupWait after it first read the election. A store that lost its
+	// data (a server restarted without persistence, a wiped or restored
+	// data directory) may show the key missing, free or ended while the
+	// leader of before, cut off, still acts until its lease ends: a
+	// candidate that starts at that moment saw nothing of that leader. Set
+	// it to the longest TTL any candidate of the election uses, and a
+	// candidate leads only once such a leader's lease has surely ended. The
+	// cost is a wait before a new process's first term. Candidates that saw
+	// the record before the loss need nothing: they wait out the lost
+	// holder's lease by themselves. Default: no wait. Candidates only.
+	StartupWait time.Duration
 }
 
-// WithSafetyMargin sets how long before the store could hand the lease to
-// someone else the leader steps down when it cannot confirm its lease: the
-// deadline is the start of the last confirmed renewal + TTL - margin. It
-// covers clock-rate drift and the time the leader's work needs to notice
-// the cancellation. Default: TTL/10. It must be at least zero and under TTL/2.
-// Candidates only: a follower given it refuses to start (ErrInvalidOption).
-func WithSafetyMargin(d time.Duration) Option {
-	return candidateOnly("WithSafetyMargin", nonNegativeDuration("WithSafetyMargin", d, true, func(c *config) *time.Duration { return &c.safetyMargin }))
-}
-
-// WithRequestTimeout bounds every store request. Default: TTL/3, at most 10s.
-func WithRequestTimeout(d time.Duration) Option {
-	return positiveDuration("WithRequestTimeout", d, func(c *config) *time.Duration { return &c.requestTimeout })
-}
-
-// WithRetryBackoff sets the first and the longest wait between retries after
-// a store error; the wait doubles, with jitter, from min to max.
-// Default: 10ms to 1s (a leader always retries in time for its deadline).
-func WithRetryBackoff(minWait, maxWait time.Duration) Option {
+// WithTimings sets the timing knobs that t gives (its non-zero fields);
+// the others keep their defaults, or what an earlier WithTimings set. A
+// follower given a field of candidates only refuses to start
+// (ErrInvalidOption).
+func WithTimings(t Timings) Option {
 	return func(c *config) {
-		if minWait <= 0 || maxWait < minWait {
-			c.refuse("WithRetryBackoff", fmt.Sprintf("need 0 < min <= max, got %v and %v", minWait, maxWait))
+		const name = "WithTimings"
+		refuseNegative := func(field string, d time.Duration) {
+			if d < 0 {
+				c.refuse(name, fmt.Sprintf("%s %v is negative", field, d))
+			}
 		}
-		c.retryMin, c.retryMax = minWait, maxWait
+		refuseNegative("Renew", t.Renew)
+		refuseNegative("RequestTimeout", t.RequestTimeout)
+		refuseNegative("Poll", t.Poll)
+		refuseNegative("StartupWait", t.StartupWait)
+		if t.RetryMin != 0 || t.RetryMax != 0 {
+			if t.RetryMin <= 0 || t.RetryMax < t.RetryMin {
+				c.refuse(name, fmt.Sprintf("RetryMin and RetryMax need 0 < min <= max, got %v and %v", t.RetryMin, t.RetryMax))
+			}
+			c.retryMin, c.retryMax = t.RetryMin, t.RetryMax
+		}
+		set := func(field string, dst *time.Duration, d time.Duration, candidateOnly bool) {
+			if d == 0 {
+				return
+			}
+			if candidateOnly {
+				c.candidateOpts = append(c.candidateOpts, name+" "+field)
+			}
+			*dst = d
+		}
+		set("Renew", &c.renewInterval, t.Renew, true)
+		set("SafetyMargin", &c.safetyMargin, noneIfNegative(t.SafetyMargin), true)
+		set("RequestTimeout", &c.requestTimeout, t.RequestTimeout, false)
+		set("ResignHoldoff", &c.resignHoldoff, noneIfNegative(t.ResignHoldoff), true)
+		set("Poll", &c.pollInterval, t.Poll, false)
+		set("StartupWait", &c.startupWait, t.StartupWait, true)
 	}
-}
-
-// WithResignHoldoff sets how long a candidate that resigned or relinquished
-// leaves a free election to the others before it competes again. If no one
-// else takes it in that time, the candidate takes it back. Default: TTL/4,
-// between 100ms and 2s.
-// Candidates only: a follower given it refuses to start (ErrInvalidOption).
-func WithResignHoldoff(d time.Duration) Option {
-	return candidateOnly("WithResignHoldoff", nonNegativeDuration("WithResignHoldoff", d, true, func(c *config) *time.Duration { return &c.resignHoldoff }))
 }
 
 // WithRelinquishInterval makes a leader step down after holding leadership
@@ -104,7 +152,12 @@ func WithResignHoldoff(d time.Duration) Option {
 // WithRelinquishSchedule is given.
 // Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithRelinquishInterval(d time.Duration) Option {
-	return candidateOnly("WithRelinquishInterval", nonNegativeDuration("WithRelinquishInterval", d, false, func(c *config) *time.Duration { return &c.relinquishInterval }))
+	return candidateOnly("WithRelinquishInterval", func(c *config) {
+		if d < 0 {
+			c.refuse("WithRelinquishInterval", fmt.Sprintf("%v is negative", d))
+		}
+		c.relinquishInterval = d
+	})
 }
 
 // WithRelinquishSchedule makes a leader step down at every time of a
@@ -127,57 +180,13 @@ func WithRelinquishSchedule(spec string) Option {
 	})
 }
 
-// WithPollInterval sets how often the key is read while the store's watch
-// is not working, so that changes are still seen; while it works, the key
-// is still read every 3 poll intervals. Default: TTL/3 for candidates; 1s
-// for followers, whose reads while the watch works come every 3s or every
-// TTL/3 of the leader's record, whichever is longer (a follower of a
-// 30s lease reads 6 times a minute, not 20).
-func WithPollInterval(d time.Duration) Option {
-	return positiveDuration("WithPollInterval", d, func(c *config) *time.Duration { return &c.pollInterval })
-}
-
-// WithStartupWait makes a candidate begin its first term no sooner than d
-// after it first read the election. A store that lost its data (a server
-// restarted without persistence, a wiped or restored data directory) may
-// show the key missing, free or ended while the leader of before, cut off,
-// still acts until its lease ends: a candidate that starts at that moment
-// saw nothing of that leader. Set d to the longest TTL any candidate of the
-// election uses, and a candidate leads only once such a leader's lease has
-// surely ended. The cost is a wait of d before a new process's first term
-// (the very first leader of a new election included). Candidates that saw
-// the record before the loss need no option: they wait out the lost
-// holder's lease by themselves. Default: 0 (no wait). It must not be
-// negative.
-// Candidates only: a follower given it refuses to start (ErrInvalidOption).
-func WithStartupWait(d time.Duration) Option {
-	return candidateOnly("WithStartupWait", nonNegativeDuration("WithStartupWait", d, false, func(c *config) *time.Duration { return &c.startupWait }))
-}
-
-// positiveDuration is the option name setting the field of config that
-// field points to to d, which must be positive.
-func positiveDuration(name string, d time.Duration, field func(*config) *time.Duration) Option {
-	return func(c *config) {
-		if d <= 0 {
-			c.refuse(name, fmt.Sprintf("%v is not positive", d))
-		}
-		*field(c) = d
+// noneIfNegative maps a negative duration to -1, the config's mark of an
+// explicit zero (zero itself means "take the default").
+func noneIfNegative(d time.Duration) time.Duration {
+	if d < 0 {
+		return -1
 	}
-}
-
-// nonNegativeDuration is the option name setting the field of config that
-// field points to to d, which must not be negative. With explicitZero, a
-// zero d is stored as -1, kept apart from "unset" (which takes a default).
-func nonNegativeDuration(name string, d time.Duration, explicitZero bool, field func(*config) *time.Duration) Option {
-	return func(c *config) {
-		if d < 0 {
-			c.refuse(name, fmt.Sprintf("%v is negative", d))
-		}
-		*field(c) = d
-		if d == 0 && explicitZero {
-			*field(c) = -1
-		}
-	}
+	return d
 }
 
 // candidateOnly marks opt, named name, as an option of candidates only: a
@@ -218,7 +227,7 @@ func newConfig(opts []Option) config {
 		c.clock = systemClock{}
 	}
 	if c.metrics == nil {
-		c.metrics = NoMetrics{}
+		c.metrics = noMetrics{}
 	}
 	return c
 }
@@ -269,10 +278,10 @@ func (c *config) resolve(ttl time.Duration) error {
 		c.pollInterval = ttl / 3
 	}
 	if c.safetyMargin >= ttl/2 {
-		return &OptionError{Option: "WithSafetyMargin", Reason: fmt.Sprintf("%v must be under half the TTL %v", c.safetyMargin, ttl)}
+		return &OptionError{Option: "WithTimings", Reason: fmt.Sprintf("SafetyMargin %v must be under half the TTL %v", c.safetyMargin, ttl)}
 	}
 	if c.renewInterval >= ttl-c.safetyMargin {
-		return &OptionError{Option: "WithRenewInterval", Reason: fmt.Sprintf("%v leaves no time to renew before the deadline (TTL %v - margin %v)", c.renewInterval, ttl, c.safetyMargin)}
+		return &OptionError{Option: "WithTimings", Reason: fmt.Sprintf("Renew %v leaves no time to renew before the deadline (TTL %v - margin %v)", c.renewInterval, ttl, c.safetyMargin)}
 	}
 	return nil
 }
@@ -281,11 +290,11 @@ func (c *config) resolve(ttl time.Duration) error {
 // store's own minimum, if it declares one.
 func checkTTL(ttl time.Duration, client any) error {
 	lo := MinTTL
-	if m, ok := client.(MinTTLer); ok && m.MinTTL() > lo {
+	if m, ok := client.(minTTLer); ok && m.MinTTL() > lo {
 		lo = m.MinTTL()
 	}
 	if ttl < lo || ttl > MaxTTL {
-		return &TTLError{TTL: ttl, Min: lo, Max: MaxTTL}
+		return &OptionError{Option: "ttl", Kind: ErrInvalidTTL, Reason: fmt.Sprintf("%v must be between %v and %v", ttl, lo, MaxTTL)}
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package leadership
 
 import (
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -32,16 +33,14 @@ func TestBadInput(t *testing.T) {
 		{"ttl below minimum", h, "k", "n", time.Millisecond, nil, ErrInvalidTTL},
 		{"ttl above maximum", h, "k", "n", 25 * time.Hour, nil, ErrInvalidTTL},
 		{"ttl below the store's minimum", minTTLStore{h, time.Minute}, "k", "n", time.Second, nil, ErrInvalidTTL},
-		{"renew interval too long", h, "k", "n", time.Second, []Option{WithRenewInterval(time.Second)}, ErrInvalidOption},
-		{"renew interval zero", h, "k", "n", time.Second, []Option{WithRenewInterval(0)}, ErrInvalidOption},
-		{"margin too large", h, "k", "n", time.Second, []Option{WithSafetyMargin(600 * time.Millisecond)}, ErrInvalidOption},
-		{"negative margin", h, "k", "n", time.Second, []Option{WithSafetyMargin(-1)}, ErrInvalidOption},
-		{"bad request timeout", h, "k", "n", time.Second, []Option{WithRequestTimeout(0)}, ErrInvalidOption},
-		{"bad backoff", h, "k", "n", time.Second, []Option{WithRetryBackoff(time.Second, time.Millisecond)}, ErrInvalidOption},
-		{"negative holdoff", h, "k", "n", time.Second, []Option{WithResignHoldoff(-1)}, ErrInvalidOption},
+		{"renew interval too long", h, "k", "n", time.Second, []Option{WithTimings(Timings{Renew: time.Second})}, ErrInvalidOption},
+		{"negative renew interval", h, "k", "n", time.Second, []Option{WithTimings(Timings{Renew: -time.Second})}, ErrInvalidOption},
+		{"margin too large", h, "k", "n", time.Second, []Option{WithTimings(Timings{SafetyMargin: 600 * time.Millisecond})}, ErrInvalidOption},
+		{"bad request timeout", h, "k", "n", time.Second, []Option{WithTimings(Timings{RequestTimeout: -time.Second})}, ErrInvalidOption},
+		{"bad backoff", h, "k", "n", time.Second, []Option{WithTimings(Timings{RetryMin: time.Second, RetryMax: time.Millisecond})}, ErrInvalidOption},
 		{"negative relinquish", h, "k", "n", time.Second, []Option{WithRelinquishInterval(-1)}, ErrInvalidOption},
 		{"bad schedule", h, "k", "n", time.Second, []Option{WithRelinquishSchedule("every tuesday")}, ErrInvalidOption},
-		{"bad poll interval", h, "k", "n", time.Second, []Option{WithPollInterval(-time.Second)}, ErrInvalidOption},
+		{"bad poll interval", h, "k", "n", time.Second, []Option{WithTimings(Timings{Poll: -time.Second})}, ErrInvalidOption},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,15 +58,15 @@ func TestBadInput(t *testing.T) {
 			cand.Stop() // nothing was started; Stop still works
 		})
 	}
-	var te *TTLError
-	if err := NewCandidate(h, "k", "n", time.Millisecond).validate(); !errors.As(err, &te) || te.Min != MinTTL {
+	var te *OptionError
+	if err := NewCandidate(h, "k", "n", time.Millisecond).validate(); !errors.Is(err, ErrInvalidTTL) || !errors.As(err, &te) || !strings.Contains(te.Reason, "between "+MinTTL.String()) {
 		t.Fatalf("TTLError not returned: %v", err)
 	}
 	var oe *OptionError
 	if _, _, err := NewCandidate(h, "k", "n", time.Second, WithRelinquishSchedule("x")).RunForElection(); !errors.As(err, &oe) || oe.Option != "WithRelinquishSchedule" || oe.Err == nil {
 		t.Fatalf("OptionError not returned: %v", err)
 	}
-	for _, f := range []*Follower{NewFollower(nil, "k"), NewFollower(h, ""), NewFollower(h, "k", WithPollInterval(0))} {
+	for _, f := range []*Follower{NewFollower(nil, "k"), NewFollower(h, ""), NewFollower(h, "k", WithTimings(Timings{Poll: -time.Second}))} {
 		if _, _, err := f.FollowElection(); err == nil {
 			t.Fatal("follower with bad input started")
 		}
@@ -92,7 +91,7 @@ func TestDefaults(t *testing.T) {
 		c.resignHoldoff != 2*time.Second || c.pollInterval != 5*time.Second {
 		t.Fatalf("defaults for 15s: %+v", c)
 	}
-	z := newConfig([]Option{WithSafetyMargin(0), WithResignHoldoff(0)})
+	z := newConfig([]Option{WithTimings(Timings{SafetyMargin: -1}), WithTimings(Timings{ResignHoldoff: -1})})
 	if err := z.resolve(time.Second); err != nil || z.safetyMargin != 0 || z.resignHoldoff != 0 {
 		t.Fatalf("explicit zeros: %+v %v", z, err)
 	}
@@ -125,14 +124,14 @@ func TestCandidateOnlyOptionsRefusedByFollower(t *testing.T) {
 		name string
 		opt  Option
 	}{
-		{"WithRenewInterval", WithRenewInterval(time.Second)},
-		{"WithSafetyMargin", WithSafetyMargin(time.Second)},
-		{"WithResignHoldoff", WithResignHoldoff(time.Second)},
+		{"WithTimings Renew", WithTimings(Timings{Renew: time.Second})},
+		{"WithTimings SafetyMargin", WithTimings(Timings{SafetyMargin: time.Second})},
+		{"WithTimings ResignHoldoff", WithTimings(Timings{ResignHoldoff: time.Second})},
 		{"WithRelinquishInterval", WithRelinquishInterval(time.Minute)},
 		{"WithRelinquishSchedule", WithRelinquishSchedule("@every 1m")},
-		{"WithStartupWait", WithStartupWait(time.Second)},
+		{"WithTimings StartupWait", WithTimings(Timings{StartupWait: time.Second})},
 	} {
-		f, err := NewFollowerChecked(h, "k", WithPollInterval(time.Second), opt.opt)
+		f, err := checkedFollower(h, "k", WithTimings(Timings{Poll: time.Second}), opt.opt)
 		var oe *OptionError
 		if f != nil || !errors.As(err, &oe) || oe.Option != opt.name || !errors.Is(err, ErrInvalidOption) {
 			t.Errorf("%s on a follower: %v, %v", opt.name, f, err)
@@ -141,8 +140,8 @@ func TestCandidateOnlyOptionsRefusedByFollower(t *testing.T) {
 			t.Errorf("%s: FollowElection: %v", opt.name, err)
 		}
 	}
-	f, err := NewFollowerChecked(h, "k", WithPollInterval(time.Second), WithRequestTimeout(time.Second),
-		WithRetryBackoff(time.Millisecond, time.Second), WithLogger(nil), WithClock(systemClock{}))
+	f, err := checkedFollower(h, "k", WithTimings(Timings{Poll: time.Second}), WithTimings(Timings{RequestTimeout: time.Second}),
+		WithTimings(Timings{RetryMin: time.Millisecond, RetryMax: time.Second}), WithLogger(nil), withClock(systemClock{}))
 	if err != nil {
 		t.Fatalf("the options a follower takes: %v", err)
 	}
@@ -157,25 +156,25 @@ func TestCheckedConstructors(t *testing.T) {
 		err  error
 		make func() (*Candidate, error)
 	}{
-		{ErrNilStore, func() (*Candidate, error) { return NewCandidateChecked(nil, "k", "a", time.Second) }},
-		{ErrEmptyKey, func() (*Candidate, error) { return NewCandidateChecked(h, "/", "a", time.Second) }},
-		{ErrEmptyName, func() (*Candidate, error) { return NewCandidateChecked(h, "k", "", time.Second) }},
-		{ErrInvalidTTL, func() (*Candidate, error) { return NewCandidateChecked(h, "k", "a", time.Millisecond) }},
+		{ErrNilStore, func() (*Candidate, error) { return checkedCandidate(nil, "k", "a", time.Second) }},
+		{ErrEmptyKey, func() (*Candidate, error) { return checkedCandidate(h, "/", "a", time.Second) }},
+		{ErrEmptyName, func() (*Candidate, error) { return checkedCandidate(h, "k", "", time.Second) }},
+		{ErrInvalidTTL, func() (*Candidate, error) { return checkedCandidate(h, "k", "a", time.Millisecond) }},
 		{ErrInvalidOption, func() (*Candidate, error) {
-			return NewCandidateChecked(h, "k", "a", time.Second, WithRenewInterval(time.Second))
+			return checkedCandidate(h, "k", "a", time.Second, WithTimings(Timings{Renew: time.Second}))
 		}},
 	} {
 		if c, err := tc.make(); c != nil || !errors.Is(err, tc.err) {
 			t.Errorf("got %v, %v; want %v", c, err, tc.err)
 		}
 	}
-	if _, err := NewFollowerChecked(nil, "k"); !errors.Is(err, ErrNilStore) {
+	if _, err := checkedFollower(nil, "k"); !errors.Is(err, ErrNilStore) {
 		t.Errorf("follower, nil store: %v", err)
 	}
-	if _, err := NewFollowerChecked(h, ""); !errors.Is(err, ErrEmptyKey) {
+	if _, err := checkedFollower(h, ""); !errors.Is(err, ErrEmptyKey) {
 		t.Errorf("follower, empty key: %v", err)
 	}
-	c, err := NewCandidateChecked(h, "k", "a", time.Second)
+	c, err := checkedCandidate(h, "k", "a", time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

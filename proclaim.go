@@ -15,12 +15,12 @@ const MaxValueSize = 1024
 
 // Proclaim publishes value beside the candidate's name, as etcd's
 // Election.Proclaim: an address to route to, a version. Followers see it in
-// Observation.Value; it is written into the record without starting a new
+// Status.Value; it is written into the record without starting a new
 // term, and every later term of this candidate carries it too.
 //
 // A leader returns once the store confirmed a write carrying value, or
-// with the cause of its term's end if the term ends first (see
-// TermEndedError), or ctx's cause if ctx ends first. A candidate that does
+// with the cause of its term's end (a Reason) if the term ends first,
+// or ctx's cause if ctx ends first. A candidate that does
 // not lead keeps the value for its next term and returns ErrNotLeader. A
 // value longer than MaxValueSize is refused with ErrValueTooLarge.
 func (c *Candidate) Proclaim(ctx context.Context, value string) error {

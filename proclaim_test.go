@@ -19,15 +19,15 @@ func TestProclaimReachesFollowers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	obs := w.Observations()
-	recvUntil(t, obs, "the first value", func(o Observation) bool {
-		return o.Leader == "a" && o.Value == "10.0.0.1:8080" && o.Term == term.Token
+	obs := w.Status()
+	recvUntil(t, obs, "the first value", func(o Status) bool {
+		return o.Leader == "a" && o.Value == "10.0.0.1:8080" && o.Token == term.Token
 	})
 	if err := a.Proclaim(ctxT(t), "10.0.0.2:8080"); err != nil {
 		t.Fatal(err)
 	}
-	got := recvUntil(t, obs, "the new value", func(o Observation) bool { return o.Value == "10.0.0.2:8080" })
-	if got.Term != term.Token || got.Leader != "a" {
+	got := recvUntil(t, obs, "the new value", func(o Status) bool { return o.Value == "10.0.0.2:8080" })
+	if got.Token != term.Token || got.Leader != "a" {
 		t.Fatalf("the new value came with %+v; want the same term %d", got, term.Token)
 	}
 	if now, ok := a.CurrentTerm(); !ok || now.Token != term.Token {
@@ -37,9 +37,9 @@ func TestProclaimReachesFollowers(t *testing.T) {
 		t.Fatalf("Current() = %+v", cur)
 	}
 	a.Resign()
-	recvUntil(t, obs, "no leader, no value", func(o Observation) bool { return o.Leader == "" && o.Value == "" })
-	recvUntil(t, obs, "a again, with its value", func(o Observation) bool {
-		return o.Leader == "a" && o.Term > term.Token && o.Value == "10.0.0.2:8080"
+	recvUntil(t, obs, "no leader, no value", func(o Status) bool { return o.Leader == "" && o.Value == "" })
+	recvUntil(t, obs, "a again, with its value", func(o Status) bool {
+		return o.Leader == "a" && o.Token > term.Token && o.Value == "10.0.0.2:8080"
 	})
 }
 
@@ -56,13 +56,13 @@ func TestProclaimErrors(t *testing.T) {
 	}
 	w := c.follow("proclaim")
 	l.Stop()
-	recvUntil(t, w.Observations(), "the other leads with its kept value", func(o Observation) bool {
+	recvUntil(t, w.Status(), "the other leads with its kept value", func(o Status) bool {
 		return o.Leader == other.name && o.Value == "kept"
 	})
-	if _, err := NewCandidateChecked(c.handle(), "k", "a", time.Second, WithValue(strings.Repeat("x", MaxValueSize+1))); !errors.Is(err, ErrInvalidOption) {
+	if _, err := checkedCandidate(c.handle(), "k", "a", time.Second, WithValue(strings.Repeat("x", MaxValueSize+1))); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("WithValue too large: %v", err)
 	}
-	if _, err := NewFollowerChecked(c.handle(), "k", WithValue("x")); !errors.Is(err, ErrInvalidOption) {
+	if _, err := checkedFollower(c.handle(), "k", WithValue("x")); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("WithValue on a follower: %v", err)
 	}
 }

@@ -61,7 +61,7 @@ func TestRestoreOfLeadersOwnTermStepsDown(t *testing.T) {
 		_, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
 		// b reads often, so it sees the restore well before a does.
-		b := startCandidate(t, hb, "b", ttl, WithPollInterval(100*time.Millisecond))
+		b := startCandidate(t, hb, "b", ttl, WithTimings(Timings{Poll: 100 * time.Millisecond}))
 
 		other := openRawKey(t, name)
 		at := func(d time.Duration) { time.Sleep(time.Until(span.began.Add(d))) }
@@ -94,7 +94,7 @@ func TestLateWatchEventDoesNotUndoDataLoss(t *testing.T) {
 		a.Stop()
 		nextNamed(t, leaders, "", "after the loss")
 		// b joins and leads once the lost holder's lease surely ended.
-		startCandidate(t, hb, "b", ttl, WithStartupWait(ttl))
+		startCandidate(t, hb, "b", ttl, WithTimings(Timings{StartupWait: ttl}))
 		nextNamed(t, leaders, "b", "after \"\"")
 	})
 }
@@ -132,7 +132,7 @@ func TestFollowerIgnoresLateRenewalOfExpiredTerm(t *testing.T) {
 		a, term := leaderA(t, ha, ttl)
 		span := spanOf(term)
 		f, _ := runFollower(t, hf)
-		obs := f.Observations()
+		obs := f.Status()
 		if o := <-obs; o.Leader != "a" {
 			t.Fatalf("first observation %+v", o)
 		}
@@ -151,12 +151,12 @@ func TestFollowerIgnoresLateRenewalOfExpiredTerm(t *testing.T) {
 			if o.Leader == "" {
 				continue
 			}
-			if o.Leader != "a" || o.Term <= term.Token {
+			if o.Leader != "a" || o.Token <= term.Token {
 				t.Fatalf("the follower named %+v after a's term %d ended", o, term.Token)
 			}
 			synctest.Wait() // a handles the store's answer
 			if _, ok := a.CurrentTerm(); !ok {
-				t.Fatalf("the follower named a for term %d before a led it", o.Term)
+				t.Fatalf("the follower named a for term %d before a led it", o.Token)
 			}
 			return
 		}
@@ -240,7 +240,7 @@ func TestJoinedWhileMissingSurvivesOlderGeneration(t *testing.T) {
 		ha.Disconnect() // so that f and c join while the key is missing
 		memory.LoseData(name)
 		f, leaders := runFollower(t, hf)
-		c := startCandidate(t, hc, "c", ttl, WithStartupWait(ttl))
+		c := startCandidate(t, hc, "c", ttl, WithTimings(Timings{StartupWait: ttl}))
 		nextNamed(t, leaders, "", "first value")
 		ha.Reconnect()
 		// a re-creates the key with its generation 1 and leads again.
@@ -267,7 +267,7 @@ func TestStartupWaitAfterDataLoss(t *testing.T) {
 		synctest.Wait()
 		ha.Disconnect()
 		memory.LoseData(name)
-		b := startCandidate(t, hb, "b", ttl, WithStartupWait(ttl))
+		b := startCandidate(t, hb, "b", ttl, WithTimings(Timings{StartupWait: ttl}))
 		ledAfter(t, leadsSoon(t, b, 0, 2*ttl), span)
 	})
 }
@@ -653,7 +653,7 @@ func TestFollowerFirstEventOfChangesOnlyWatchIsLive(t *testing.T) {
 				name := simName("first-event-live")
 				ha, hf := newFaultStore(t, name), newFaultStore(t, name)
 				hf.onlyChange.Store(onlyChange)
-				a := startCandidate(t, ha, "a", ttl, WithRenewInterval(ttl/2))
+				a := startCandidate(t, ha, "a", ttl, WithTimings(Timings{Renew: ttl / 2}))
 				leadsSoon(t, a, 0, time.Second)
 				time.Sleep(ttl/2 + 5*time.Millisecond) // just after a renewal
 				_, leaders := runFollower(t, hf)
@@ -680,7 +680,7 @@ func TestFollowerNeverNamesHolderExpiredBeforeFirstReadAnswered(t *testing.T) {
 		hf.getDelay.Store(int64(ttl - ttl/10 + 10*time.Millisecond)) // the read answers past 90% of the TTL
 		f := NewFollower(hf, "k")
 		t.Cleanup(f.Stop)
-		obs := f.Observations()
+		obs := f.Status()
 		if _, _, err := f.FollowElection(); err != nil {
 			t.Fatal(err)
 		}

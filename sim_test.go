@@ -547,7 +547,7 @@ func (r *simRun) candidateStates() string {
 	for _, s := range r.slots {
 		if a := s.actor; a != nil && a.cand != nil {
 			v := a.cand.view.Load()
-			parts = append(parts, fmt.Sprintf("%s %s leader=%q term=%d", a.label, v.Role, v.Leader, v.Term))
+			parts = append(parts, fmt.Sprintf("%s %s leader=%q term=%d", a.label, v.Role, v.Leader, v.Token))
 		}
 	}
 	return strings.Join(parts, "; ")
@@ -656,9 +656,9 @@ func (r *simRun) start(s *simSlot) {
 func (r *simRun) startCandidate(ctx context.Context, a *simActor, st *simStore, s *simSlot) error {
 	a.ttl = s.ttl
 	a.reqTimeout = min(s.ttl/3, 10*time.Second)
-	opts := []Option{WithStartupWait(r.maxTTL), WithClock(a.w.clk), simJitter(r.seed, a)}
+	opts := []Option{WithTimings(Timings{StartupWait: r.maxTTL}), withClock(a.w.clk), simJitter(r.seed, a)}
 	if s.margin != 0 {
-		opts = append(opts, WithSafetyMargin(s.margin))
+		opts = append(opts, WithTimings(Timings{SafetyMargin: s.margin}))
 	}
 	a.w.ttl, a.w.margin = s.ttl, marginOf(s.ttl, s.margin)
 	a.cand = NewCandidate(st, simKey, fmt.Sprintf("c%d", s.index), s.ttl, opts...)
@@ -671,7 +671,7 @@ func (r *simRun) startCandidate(ctx context.Context, a *simActor, st *simStore, 
 		})
 		return nil
 	}
-	elected, errs, err := a.cand.RunForElectionContext(ctx)
+	elected, errs, err := a.cand.runUnder(ctx)
 	if err != nil {
 		return err
 	}
@@ -767,15 +767,15 @@ func (r *simRun) termFound(a *simActor, term Term) {
 func (r *simRun) startFollower(ctx context.Context, a *simActor, st *simStore) error {
 	a.ttl = r.maxTTL
 	a.reqTimeout = r.followerReq
-	a.fol = NewFollower(st, simKey, WithRequestTimeout(r.followerReq), WithClock(a.w.clk), simJitter(r.seed, a))
+	a.fol = NewFollower(st, simKey, WithTimings(Timings{RequestTimeout: r.followerReq}), withClock(a.w.clk), simJitter(r.seed, a))
 	if a.mode == "run" {
 		a.mode = "prompt"
 	}
-	leaders, errs, err := a.fol.FollowElectionContext(ctx)
+	leaders, errs, err := a.fol.followUnder(ctx)
 	if err != nil {
 		return err
 	}
-	obs := a.fol.Observations()
+	obs := a.fol.Status()
 	r.bg.Go(func() {
 		for o := range obs {
 			r.check.observed(a.w, o)

@@ -2,7 +2,7 @@ package leadership
 
 // The simulator's clocks and its scheduler.
 //
-// Clocks: every participant runs on a simClock of its own, a Clock (see
+// Clocks: every participant runs on a simClock of its own, a timeSource (see
 // clock.go) at its own rate and offset on top of the bubble's virtual
 // time: its reading is base + e*(1+ppm/1e6), e the virtual time since the
 // clock was made. Its timers fire at the first virtual instant at which
@@ -236,7 +236,7 @@ func (c *simClock) Now() time.Time {
 }
 
 // NewTimer makes a timer that fires once the reading has advanced by d.
-func (c *simClock) NewTimer(d time.Duration) Timer {
+func (c *simClock) NewTimer(d time.Duration) oneShot {
 	t := &simTimer{clk: c, c: make(chan time.Time, 1)}
 	t.mu.Lock()
 	t.arm(d)

@@ -6,7 +6,7 @@ package leadership
 // store-level fault, and asks it to check after every step. All times are
 // the bubble's virtual time, which is exact: a goroutine woken at an instant
 // runs at that instant. Times a participant reports (Term.Began,
-// Observation.At) are on its own clock and are mapped back to virtual time;
+// Status.At) are on its own clock and are mapped back to virtual time;
 // a paused participant does nothing, so what it does at its resume (a term
 // whose deadline passed meanwhile ends then) counts from its pause's start.
 //
@@ -154,7 +154,7 @@ type simShown struct {
 
 // simNaming is a follower's observation as the checker keeps it.
 type simNaming struct {
-	Observation
+	Status
 }
 
 // maxShownBefore is the highest term shown to w before t, and how and
@@ -504,7 +504,7 @@ func (c *simChecker) step(isLeader []string, followers []*simWitness) {
 	}
 	for _, w := range followers {
 		if w.named != nil {
-			c.checkNaming(w, w.named.Observation, now)
+			c.checkNaming(w, w.named.Status, now)
 		}
 	}
 	c.checkTakeovers(now)
@@ -749,23 +749,23 @@ func (c *simChecker) appliedSeq(t *simTerm) uint64 {
 }
 
 // observed records a follower's observation, closing the previous one.
-func (c *simChecker) observed(w *simWitness, o Observation) {
+func (c *simChecker) observed(w *simWitness, o Status) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	o.At = w.clk.readAt(o.At) // At is on w's clock
-	c.run.logf("%s: names %q (term %d)", w.label, o.Leader, o.Term)
+	c.run.logf("%s: names %q (term %d)", w.label, o.Leader, o.Token)
 	if w.named != nil {
-		c.checkNaming(w, w.named.Observation, o.At)
+		c.checkNaming(w, w.named.Status, o.At)
 	}
 	w.named = &simNaming{o}
 	if o.Leader == "" {
 		return
 	}
-	if h := w.highest; h != nil && h.Term > o.Term && !c.wentBackBetween(c.lastApplied(h.Observation, h.At), o.At) {
+	if h := w.highest; h != nil && h.Token > o.Token && !c.wentBackBetween(c.lastApplied(h.Status, h.At), o.At) {
 		c.fail("followers", "%s names %s in term %d after it named %s in the later term %d",
-			w.label, o.Leader, o.Term, h.Leader, h.Term)
+			w.label, o.Leader, o.Token, h.Leader, h.Token)
 	}
-	if h := w.highest; h == nil || h.Term < o.Term || c.wentBackBetween(h.At, o.At) {
+	if h := w.highest; h == nil || h.Token < o.Token || c.wentBackBetween(h.At, o.At) {
 		w.highest = &simNaming{o}
 	}
 }
@@ -812,8 +812,8 @@ func (c *simChecker) heldBy(w *simWitness, applied, until time.Time) time.Durati
 
 // lastApplied is the last time, no later than at, the store applied a
 // write naming o's holder in o's term (at itself if none).
-func (c *simChecker) lastApplied(o Observation, at time.Time) time.Time {
-	as := c.applies[simHolder{o.Leader, o.Term}]
+func (c *simChecker) lastApplied(o Status, at time.Time) time.Time {
+	as := c.applies[simHolder{o.Leader, o.Token}]
 	n := sort.Search(len(as), func(i int) bool { return as[i].at.After(at) })
 	if n == 0 {
 		return at
@@ -826,7 +826,7 @@ func (c *simChecker) stoppedNaming(w *simWitness) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if w.named != nil {
-		c.checkNaming(w, w.named.Observation, time.Now())
+		c.checkNaming(w, w.named.Status, time.Now())
 		w.named = nil
 	}
 }
@@ -843,15 +843,15 @@ func (c *simChecker) wentBackBetween(a, b time.Time) bool {
 
 // checkNaming checks that w may still name o's holder just before until
 // (invariant 3).
-func (c *simChecker) checkNaming(w *simWitness, o Observation, until time.Time) {
+func (c *simChecker) checkNaming(w *simWitness, o Status, until time.Time) {
 	until = w.clk.acting(until) // a paused follower shows nothing
 	if o.Leader == "" || !until.After(o.At) {
 		return
 	}
-	as := c.applies[simHolder{o.Leader, o.Term}] // in time order
+	as := c.applies[simHolder{o.Leader, o.Token}] // in time order
 	n := sort.Search(len(as), func(i int) bool { return as[i].at.After(until) })
 	if n == 0 {
-		c.fail("followers", "%s names %s in term %d, which no write named", w.label, o.Leader, o.Term)
+		c.fail("followers", "%s names %s in term %d, which no write named", w.label, o.Leader, o.Token)
 		w.named.Leader = "" // reported once
 		return
 	}
@@ -874,14 +874,14 @@ func (c *simChecker) checkNaming(w *simWitness, o Observation, until time.Time) 
 	}
 	if bound := best.Add(c.slack); until.After(bound) {
 		c.fail("followers", "%s names %s in term %d at %v, past %v (the holder's lease on the last write naming it, applied at %v, ended at %v; + slack %v + held by a cut or pause %v)",
-			w.label, o.Leader, o.Term, c.run.at(until), c.run.at(bound), c.run.at(last.at), c.run.at(lease), c.slack, held)
+			w.label, o.Leader, o.Token, c.run.at(until), c.run.at(bound), c.run.at(last.at), c.run.at(lease), c.slack, held)
 		w.named.Leader = ""
 		return
 	}
 	for i, at := range w.missing {
 		if w.missAt[i].Before(until) && last.at.Before(at) {
 			c.fail("followers", "%s names %s in term %d at %v after a read at %v returned to it at %v showed the key missing",
-				w.label, o.Leader, o.Term, c.run.at(until), c.run.at(at), c.run.at(w.missAt[i]))
+				w.label, o.Leader, o.Token, c.run.at(until), c.run.at(at), c.run.at(w.missAt[i]))
 			w.named.Leader = ""
 			return
 		}

@@ -32,32 +32,32 @@ func (r Role) String() string {
 	return "unknown"
 }
 
-// Status is one event of a candidate's status stream: its role, the leader
-// it knows and the term, after every change of any of them, and with Err
-// set when a store error occurred (the other fields are then still current).
+// Status is one event of a status stream (Candidate.Status,
+// Follower.Status), and the state it leaves (Follower.Current): the
+// leader, its term and the value it publishes, after every change of any
+// of them.
 type Status struct {
-	Role        Role
-	CandidateID string // this candidate's name
-	Leader      string // the leader's name, "" when none is known
-	Term        uint64 // the term of that leader (its fencing token), or the last one known
-	Err         error  // a store error or ErrElectionEnded; nil for a plain change
+	Role        Role      // the candidate's part; RoleFollower (then RoleStopped) for a follower
+	CandidateID string    // the candidate's own name ("" for a follower)
+	Leader      string    // the leader's name, "" when none is known
+	Token       uint64    // the leader's term (its fencing token); the last term known when Leader is ""
+	Value       string    // what the leader publishes beside its name (Proclaim, WithValue); "" when Leader is ""
+	At          time.Time // when the change was seen
+	Err         error     // a candidate's store error, or ErrElectionEnded; nil for a plain change
 }
 
 // Term is one term of leadership held by a candidate.
 type Term struct {
 	Token uint64    // fencing token: strictly greater than every earlier term's
-	Name  string    // the leader's name (the candidate's node name)
 	Began time.Time // when the term was confirmed by the store
 	ctx   context.Context
 }
 
 // Context is cancelled the moment this term ends: leadership lost, its
-// deadline passed without a confirmed renewal, Resign, a relinquish, Stop,
-// or the end of the election. Work done as leader should run under it.
-// Once it is done, context.Cause(ctx) says why: a *TermEndedError whose
-// Reason is ErrLostLeadership, ErrLeaseExpired, ErrResigned,
-// ErrRelinquished or ErrElectionEnded, or, when Stop or the candidate's
-// own context ended the run, ErrStopped.
+// deadline passed without a confirmed renewal, Resign, a relinquish,
+// HandOff, Stop, or the end of the election. Work done as leader should
+// run under it. Once it is done, context.Cause(ctx) is the Reason it ended
+// (ErrLeaseExpired, ErrLostLeadership, ...), which errors.Is matches.
 func (t Term) Context() context.Context {
 	if t.ctx == nil {
 		ctx, cancel := context.WithCancel(context.Background())
@@ -65,12 +65,4 @@ func (t Term) Context() context.Context {
 		return ctx
 	}
 	return t.ctx
-}
-
-// Observation is one event of a follower's detailed stream.
-type Observation struct {
-	Leader string    // the leader's name, "" when there is none
-	Term   uint64    // the leader's term (fencing token); the last term when Leader is ""
-	Value  string    // what the leader publishes beside its name (Proclaim); "" when Leader is ""
-	At     time.Time // when the follower saw the change
 }

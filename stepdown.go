@@ -4,19 +4,9 @@ package leadership
 // its lease in time (the watchdog), or when told to (Resign, a loss seen in
 // the record, a relinquish time, Stop, the end of the election).
 
-// endReason says why a term ended.
-type endReason int32
-
-const (
-	endNone       endReason = iota
-	endDeadline             // no renewal confirmed in time
-	endLost                 // the record shows someone else
-	endResigned             // Resign
-	endRelinquish           // a relinquish interval or schedule came due
-	endStopped              // Stop, or the run's context was cancelled
-	endEnded                // the election was ended
-	endHandedOff            // HandOff: released to a named successor
-)
+// endNone is the reason of a lease that has not ended; the others are the
+// exported Reasons (errors.go).
+const endNone Reason = 0
 
 // watchdog ends the lease at its deadline unless a renewal moved it. It runs
 // on its own so that a store call that hangs cannot delay the step-down.
@@ -33,7 +23,7 @@ func (k *leaseKeeper) watchdog(l *lease) {
 		}
 		left := l.deadlineAt() - k.clock.now()
 		if left <= 0 {
-			k.stepDown(l, endDeadline)
+			k.stepDown(l, ErrLeaseExpired)
 			return
 		}
 		t.Reset(left)
@@ -42,7 +32,7 @@ func (k *leaseKeeper) watchdog(l *lease) {
 
 // stepDown ends the lease if it is still the current one, and reports
 // whether this call ended it. It never blocks on a consumer or the store.
-func (k *leaseKeeper) stepDown(l *lease, why endReason) bool {
+func (k *leaseKeeper) stepDown(l *lease, why Reason) bool {
 	// The reason is claimed before the lease is cleared, so that the engine,
 	// which looks at the reason once it sees the lease gone, never finds it
 	// unset.
@@ -51,7 +41,7 @@ func (k *leaseKeeper) stepDown(l *lease, why endReason) bool {
 	}
 	k.mu.Lock()
 	k.current.CompareAndSwap(l, nil)
-	l.cancel(&TermEndedError{Token: l.term.Token, Reason: why.err()})
+	l.cancel(why)
 	k.out.termEnded(l.term, why)
 	k.mu.Unlock()
 	k.log.Info("leadership: stepped down", "term", l.term.Token, "reason", why.String())
@@ -60,43 +50,4 @@ func (k *leaseKeeper) stepDown(l *lease, why endReason) bool {
 }
 
 // stepDownNow ends the current lease, if any.
-func (k *leaseKeeper) stepDownNow(why endReason) { k.stepDown(k.current.Load(), why) }
-
-// err is the sentinel error of the reason, the Reason of TermEndedError.
-func (r endReason) err() error {
-	switch r {
-	case endDeadline:
-		return ErrLeaseExpired
-	case endLost:
-		return ErrLostLeadership
-	case endResigned:
-		return ErrResigned
-	case endRelinquish:
-		return ErrRelinquished
-	case endEnded:
-		return ErrElectionEnded
-	case endHandedOff:
-		return ErrHandedOff
-	}
-	return ErrStopped
-}
-
-func (r endReason) String() string {
-	switch r {
-	case endDeadline:
-		return "deadline"
-	case endLost:
-		return "lost"
-	case endResigned:
-		return "resigned"
-	case endRelinquish:
-		return "relinquished"
-	case endStopped:
-		return "stopped"
-	case endEnded:
-		return "ended"
-	case endHandedOff:
-		return "handed off"
-	}
-	return "none"
-}
+func (k *leaseKeeper) stepDownNow(why Reason) { k.stepDown(k.current.Load(), why) }

@@ -95,7 +95,8 @@ func (g *group) addCandidate(ctx context.Context, name string) (*member, error) 
 		return nil, err
 	}
 	m.cand = leadership.NewCandidate(m.client, g.key, name, g.ttl, g.opts...)
-	elected, errs, err := m.cand.RunForElectionContext(ctx)
+	elected, errs, err := m.cand.RunForElection()
+	context.AfterFunc(ctx, m.cand.Stop)
 	if err != nil {
 		g.closeClient(m)
 		return nil, fmt.Errorf("start candidate %s: %w", name, err)
@@ -114,7 +115,8 @@ func (g *group) addFollower(ctx context.Context, name string) (*member, error) {
 		return nil, err
 	}
 	m.fol = leadership.NewFollower(m.client, g.key)
-	leaders, errs, err := m.fol.FollowElectionContext(ctx)
+	leaders, errs, err := m.fol.FollowElection()
+	context.AfterFunc(ctx, m.fol.Stop)
 	if err != nil {
 		g.closeClient(m)
 		return nil, fmt.Errorf("start follower: %w", err)
@@ -339,7 +341,7 @@ type handoffResult struct {
 // runHandoff measures rounds resign handoffs between three candidates, with
 // a follower, each on its own client.
 func runHandoff(ctx context.Context, be *backend, cfg *config) (res *handoffResult, err error) {
-	g := newGroup(be, cfg.key(be, "handoff"), cfg.ttl, false, false, leadership.WithResignHoldoff(cfg.holdoff))
+	g := newGroup(be, cfg.key(be, "handoff"), cfg.ttl, false, false, leadership.WithTimings(leadership.Timings{ResignHoldoff: cfg.holdoff}))
 	defer func() { err = errors.Join(err, g.teardown()) }()
 	lead, err := g.startElection(ctx)
 	if err != nil {

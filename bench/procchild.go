@@ -137,7 +137,8 @@ func childCandidate(ctx context.Context, spec childSpec, ev *eventWriter, cmds <
 		return err
 	}
 	cand := leadership.NewCandidate(client, spec.Key, spec.Node, spec.TTL)
-	elected, errs, err := cand.RunForElectionContext(ctx)
+	elected, errs, err := cand.RunForElection()
+	context.AfterFunc(ctx, cand.Stop)
 	if err != nil {
 		_ = closeTraced(client)
 		return fmt.Errorf("run for election: %w", err)
@@ -183,7 +184,8 @@ func childFollower(ctx context.Context, spec childSpec, ev *eventWriter, cmds <-
 		return err
 	}
 	fol := leadership.NewFollower(client, spec.Key)
-	leaders, errs, err := fol.FollowElectionContext(ctx)
+	leaders, errs, err := fol.FollowElection()
+	context.AfterFunc(ctx, fol.Stop)
 	if err != nil {
 		_ = closeTraced(client)
 		return fmt.Errorf("follow the election: %w", err)

@@ -167,7 +167,7 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 		key := fmt.Sprintf("%s/%d", prefix, i)
 		e := &scaleElection{fol: leadership.NewFollower(client, key)}
 		for k := range e.cands {
-			e.cands[k] = leadership.NewCandidate(client, key, fmt.Sprintf("e%d-c%d", i, k), sc.ttl, leadership.WithResignHoldoff(sc.ttl))
+			e.cands[k] = leadership.NewCandidate(client, key, fmt.Sprintf("e%d-c%d", i, k), sc.ttl, leadership.WithTimings(leadership.Timings{ResignHoldoff: sc.ttl}))
 			e.elected[k] = make(chan struct{}, 1)
 		}
 		r.elections[i] = e
@@ -196,7 +196,8 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 	var firstStartErr atomic.Value
 	workpool.Each(len(r.elections), sc.parallel, func(i int) {
 		e := r.elections[i]
-		leaders, ferrs, err := e.fol.FollowElectionContext(ctx)
+		leaders, ferrs, err := e.fol.FollowElection()
+		context.AfterFunc(ctx, e.fol.Stop)
 		if err != nil {
 			if startErrs.Add(1) == 1 {
 				firstStartErr.Store(err)
@@ -205,7 +206,8 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 		}
 		r.readFollower(e, leaders, ferrs)
 		for k, c := range e.cands {
-			elected, cerrs, err := c.RunForElectionContext(ctx)
+			elected, cerrs, err := c.RunForElection()
+			context.AfterFunc(ctx, c.Stop)
 			if err != nil {
 				if startErrs.Add(1) == 1 {
 					firstStartErr.Store(err)

@@ -235,7 +235,7 @@ type fol struct {
 	*leadership.Follower
 	leaders *stream[string]
 	errs    *stream[error]
-	obs     *stream[leadership.Observation]
+	obs     *stream[leadership.Status]
 }
 
 // follower starts a follower on cl, stopped when the subtest ends.
@@ -248,7 +248,7 @@ func (e *env) follower(cl *client) *fol {
 		leaders, errs, err = f.FollowElection()
 		return err
 	})
-	r := &fol{Follower: f, leaders: collect(leaders), errs: collect(errs), obs: collect(f.Observations())}
+	r := &fol{Follower: f, leaders: collect(leaders), errs: collect(errs), obs: collect(f.Status())}
 	e.t.Cleanup(func() {
 		f.Stop()
 		<-r.leaders.done

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/fenced"
 	"github.com/leadership-go/leadership/internal/workpool"
 )
 
@@ -95,7 +96,7 @@ func testFirstElection(e *env) {
 	if i, _ := l.elected.find(e.t, e.wait, 0, "the leader's true", func(v bool) bool { return v }); i != 1 {
 		e.t.Fatalf("leader %s: elected values %v, want false then true", l.name, l.elected.values())
 	}
-	if term.Token == 0 || term.Name != l.name || term.Began.IsZero() {
+	if term.Token == 0 || l.Leader() != l.name || term.Began.IsZero() {
 		e.t.Fatalf("leader's term = %+v", term)
 	}
 	if term.Context().Err() != nil {
@@ -110,7 +111,7 @@ func testFirstElection(e *env) {
 	if _, v := late.leaders.find(e.t, e.wait, 0, "a late follower's first value", func(string) bool { return true }); v.v != l.name {
 		e.t.Fatalf("a follower started while %s leads first named %q", l.name, v.v)
 	}
-	if cur := late.Current(); cur.Leader != l.name || cur.Term != term.Token {
+	if cur := late.Current(); cur.Leader != l.name || cur.Token != term.Token {
 		e.t.Fatalf("late follower's Current() = %+v, want %s in term %d", cur, l.name, term.Token)
 	}
 	for _, c := range others(cs, l) {
@@ -405,16 +406,17 @@ func testStopWhileWaiting(e *env) {
 		e.t.Fatalf("RunForElection after Stop: %v, want ErrStopped", err)
 	}
 
-	// Cancelling the context of a waiting candidate.
+	// Cancelling the context of a waiting Campaign stops the candidacy it
+	// started.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	cc := leadership.NewCandidate(e.client().Store, e.key, "cancelled", e.ttl)
-	el, errs, err := cc.RunForElectionContext(ctx)
-	if err != nil {
-		e.t.Fatalf("RunForElectionContext: %v", err)
-	}
-	c := e.recorded(cc, "cancelled", nil, el, errs)
-	e.eventually("the second waiter knows the leader", func() bool { return c.Leader() == l.name })
+	campaigned := make(chan error, 1)
+	go func() {
+		_, err := cc.Campaign(ctx)
+		campaigned <- err
+	}()
+	e.eventually("the second waiter knows the leader", func() bool { return cc.Leader() == l.name })
 	start = time.Now()
 	cancel()
 	waitDone(e, cc.Done(), "a cancelled candidate")
@@ -423,33 +425,27 @@ func testStopWhileWaiting(e *env) {
 	if took > e.ttl {
 		e.t.Fatalf("a cancelled waiting candidate took %v to stop (TTL %v)", took, e.ttl)
 	}
-	expectStopped(e, c)
+	if err := <-campaigned; !errors.Is(err, context.Canceled) {
+		e.t.Fatalf("Campaign after its context was cancelled: %v, want context.Canceled", err)
+	}
+	if cc.IsLeader() {
+		e.t.Fatal("a cancelled candidate leads")
+	}
 
-	// A context cancelled before the start: either the start fails, or the
-	// candidate stops at once. Nothing is left running either way.
+	// A context cancelled before the start: nothing starts.
 	done, cancelDone := context.WithCancel(context.Background())
 	cancelDone()
 	pre := leadership.NewCandidate(e.client().Store, e.key, "precancelled", e.ttl)
-	if el, errs, err := pre.RunForElectionContext(done); err == nil {
-		p := &cand{Candidate: pre, name: "precancelled", elected: collect(el), errs: collect(errs)}
-		expectStopped(e, p)
-	} else {
-		e.t.Logf("RunForElectionContext with a cancelled context: %v", err)
-		pre.Stop()
+	if _, err := pre.Campaign(done); !errors.Is(err, context.Canceled) {
+		e.t.Fatalf("Campaign with a cancelled context: %v, want context.Canceled", err)
 	}
-
-	fpre := leadership.NewFollower(e.client().Store, e.key)
-	if leaders, ferrs, err := fpre.FollowElectionContext(done); err == nil {
-		pl, pe := collect(leaders), collect(ferrs)
-		pl.waitClosed(e.t, e.wait, "leader channel of a follower started with a cancelled context")
-		pe.waitClosed(e.t, e.wait, "error channel of a follower started with a cancelled context")
-	} else {
-		e.t.Logf("FollowElectionContext with a cancelled context: %v", err)
+	if err := pre.Run(done, leadership.Callbacks{}); err == nil {
+		e.t.Fatal("Run with a cancelled context returned nil")
 	}
-	fpre.Stop()
-	waitDone(e, fpre.Done(), "a follower started with a cancelled context")
+	pre.Stop()
+	waitDone(e, pre.Done(), "a candidate started with a cancelled context")
 
-	// Followers: Stop, and a cancelled context.
+	// Followers: Stop.
 	f := e.follower(e.client())
 	f.leaders.find(e.t, e.wait, 0, "follower names the leader", func(s string) bool { return s == l.name })
 	start = time.Now()
@@ -460,24 +456,6 @@ func testStopWhileWaiting(e *env) {
 	if err := f.Err(); err != nil {
 		e.t.Fatalf("follower Err() after Stop = %v", err)
 	}
-	fctx, fcancel := context.WithCancel(context.Background())
-	defer fcancel()
-	g := leadership.NewFollower(e.client().Store, e.key)
-	leaders, ferrs, err := g.FollowElectionContext(fctx)
-	if err != nil {
-		e.t.Fatalf("FollowElectionContext: %v", err)
-	}
-	gl, ge := collect(leaders), collect(ferrs)
-	e.t.Cleanup(func() {
-		g.Stop()
-		<-gl.done
-		<-ge.done
-	})
-	gl.find(e.t, e.wait, 0, "second follower names the leader", func(s string) bool { return s == l.name })
-	fcancel()
-	gl.waitClosed(e.t, e.wait, "cancelled follower's leader channel")
-	ge.waitClosed(e.t, e.wait, "cancelled follower's error channel")
-	waitDone(e, g.Done(), "a cancelled follower")
 
 	// The leader was not disturbed.
 	if now, ok := l.CurrentTerm(); !ok || now.Token != term.Token {
@@ -509,13 +487,13 @@ func testFencingTokens(e *env) {
 	tokens = append(tokens, nt.Token)
 	e.t.Logf("tokens: %v (last leader %s)", tokens, next.name)
 	// The follower's terms never went backwards either.
-	f.obs.find(e.t, e.wait, 0, "follower sees the last term", func(o leadership.Observation) bool { return o.Term >= nt.Token })
+	f.obs.find(e.t, e.wait, 0, "follower sees the last term", func(o leadership.Status) bool { return o.Token >= nt.Token })
 	var last uint64
 	for _, o := range f.obs.all() {
-		if o.v.Term < last {
-			e.t.Fatalf("follower's terms went backwards: %d after %d", o.v.Term, last)
+		if o.v.Token < last {
+			e.t.Fatalf("follower's terms went backwards: %d after %d", o.v.Token, last)
 		}
-		last = o.v.Term
+		last = o.v.Token
 	}
 	x.check(e.t)
 }
@@ -722,8 +700,8 @@ func testManyElections(e *env) {
 
 func testFencedWrites(e *env) {
 	cls := []*client{e.client(), e.client()}
-	if _, ok := cls[0].Store.(leadership.FencedWriter); !ok {
-		e.t.Skipf("backend %s: the store does not implement leadership.FencedWriter", e.s.b.Name())
+	if _, ok := cls[0].Store.(fenced.Putter); !ok {
+		e.t.Skipf("backend %s: the store does not implement fenced.Putter", e.s.b.Name())
 	}
 	if cls[0].Cut == nil || cls[0].Heal == nil {
 		e.t.Skipf("backend %s cannot cut a client off (Client.Cut is nil)", e.s.b.Name())

@@ -118,7 +118,7 @@ func testStoreWipedAfterManyElections(e *env) {
 	history := func() string {
 		var obs []string
 		for _, o := range f.obs.all() {
-			obs = append(obs, fmt.Sprintf("%q term %d at %v", o.v.Leader, o.v.Term, o.at.Sub(started).Round(time.Millisecond)))
+			obs = append(obs, fmt.Sprintf("%q term %d at %v", o.v.Leader, o.v.Token, o.at.Sub(started).Round(time.Millisecond)))
 		}
 		return fmt.Sprintf("observations, from the restart: %v", obs)
 	}

@@ -187,12 +187,12 @@ func (l *logger) Write(p []byte) (int, error) {
 
 // observationLine formats a follower's observation as follow and status
 // print it: TIME LEADER TERM, with "-" for no leader.
-func observationLine(o leadership.Observation) string {
+func observationLine(o leadership.Status) string {
 	leader := o.Leader
 	if leader == "" {
 		leader = "-"
 	}
-	return fmt.Sprintf("%s %s %d", o.At.Format(time.RFC3339Nano), leader, o.Term)
+	return fmt.Sprintf("%s %s %d", o.At.Format(time.RFC3339Nano), leader, o.Token)
 }
 
 // observationJSON is an observation as follow --json and status --json
@@ -203,8 +203,8 @@ type observationJSON struct {
 	Term   uint64 `json:"term"`
 }
 
-func toJSON(o leadership.Observation) observationJSON {
-	return observationJSON{Time: o.At.Format(time.RFC3339Nano), Leader: o.Leader, Term: o.Term}
+func toJSON(o leadership.Status) observationJSON {
+	return observationJSON{Time: o.At.Format(time.RFC3339Nano), Leader: o.Leader, Term: o.Token}
 }
 
 // noArgs refuses arguments for commands that take flags only.

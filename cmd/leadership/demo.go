@@ -64,7 +64,7 @@ func demoCommand() *command {
 				if err := noArgs("demo", args); err != nil {
 					return err
 				}
-				cfg.NewProxy = func(current func() leadership.Observation) demo.Proxy {
+				cfg.NewProxy = func(current func() leadership.Status) demo.Proxy {
 					return newLeaderProxy(current, cfg.Key, proxyDefaultHealthPath, proxyDefaultHold, &logger{w: io.Discard})
 				}
 				err := demo.Run(ctx, cfg, s.stdout)

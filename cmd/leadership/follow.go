@@ -45,7 +45,7 @@ func runFollow(ctx context.Context, ef electionFlags, asJSON bool, s streams) er
 	defer stop()
 	log := &logger{w: s.stderr, prefix: "leadership follow: "}
 	enc := json.NewEncoder(s.stdout)
-	obs := f.Observations()
+	obs := f.Status()
 	for {
 		select {
 		case <-ctx.Done():

@@ -182,7 +182,7 @@ func runProxy(ctx context.Context, cfg proxyConfig, s streams) error {
 	proxyListening(ln.Addr().String())
 
 	var result error
-	obs := f.Observations()
+	obs := f.Status()
 loop:
 	for {
 		select {
@@ -218,7 +218,7 @@ loop:
 
 // leaderAddress is where the proxy sends requests: the value the leader
 // publishes beside its name (run --value), or else its name.
-func leaderAddress(o leadership.Observation) string {
+func leaderAddress(o leadership.Status) string {
 	if o.Value != "" {
 		return o.Value
 	}
@@ -226,24 +226,24 @@ func leaderAddress(o leadership.Observation) string {
 }
 
 // logLeader logs a leader change seen by the proxy's follower.
-func logLeader(lg *logger, o leadership.Observation) {
+func logLeader(lg *logger, o leadership.Status) {
 	addr := leaderAddress(o)
 	switch _, err := leaderURL(addr); {
 	case o.Leader == "":
-		lg.printf("no leader (last term %d): answering 503", o.Term)
+		lg.printf("no leader (last term %d): answering 503", o.Token)
 	case err != nil:
-		lg.printf("leader is %q (term %d), %q is not an address: answering 503", o.Leader, o.Term, addr)
+		lg.printf("leader is %q (term %d), %q is not an address: answering 503", o.Leader, o.Token, addr)
 	case addr != o.Leader:
-		lg.printf("leader is %s (term %d) at %s", o.Leader, o.Term, addr)
+		lg.printf("leader is %s (term %d) at %s", o.Leader, o.Token, addr)
 	default:
-		lg.printf("leader is %s (term %d)", o.Leader, o.Term)
+		lg.printf("leader is %s (term %d)", o.Leader, o.Token)
 	}
 }
 
 // leaderProxy is the proxy's handler: it forwards every request to the
 // leader its current function names at the time of the request.
 type leaderProxy struct {
-	current    func() leadership.Observation
+	current    func() leadership.Status
 	key        string
 	healthPath string
 	hold       time.Duration // how long a refused request is held
@@ -280,7 +280,7 @@ type proxyTargetKey struct{}
 // newLeaderProxy returns a proxy to the leader current names, which holds
 // requests refused by the leader for up to hold. Close it to drop its idle
 // connections.
-func newLeaderProxy(current func() leadership.Observation, key, healthPath string, hold time.Duration, lg *logger) *leaderProxy {
+func newLeaderProxy(current func() leadership.Status, key, healthPath string, hold time.Duration, lg *logger) *leaderProxy {
 	t := http.DefaultTransport.(*http.Transport).Clone()
 	t.Proxy = nil // the leader is reached directly, whatever HTTP_PROXY says
 	t.DialContext = (&net.Dialer{Timeout: proxyDialTimeout, KeepAlive: 30 * time.Second}).DialContext
@@ -346,7 +346,7 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	pause := proxyRetryMin
 	last := false // the try after the hold ran out on a dropped request
 	for {
-		pt := &proxyTarget{leader: o.Leader, term: o.Term, url: target, idempotent: idempotent}
+		pt := &proxyTarget{leader: o.Leader, term: o.Token, url: target, idempotent: idempotent}
 		req := r.WithContext(context.WithValue(ctx, proxyTargetKey{}, pt))
 		if body != nil {
 			req.Body = io.NopCloser(bytes.NewReader(body))
@@ -416,7 +416,7 @@ func (p *leaderProxy) pause(ctx context.Context, d time.Duration) bool {
 // a leader, or with none if the wait ended otherwise. A request that comes
 // during a handoff, between the release and the election of the next
 // leader, so waits for the next leader instead of getting a 503.
-func (p *leaderProxy) awaitLeader(ctx context.Context, deadline time.Time) leadership.Observation {
+func (p *leaderProxy) awaitLeader(ctx context.Context, deadline time.Time) leadership.Status {
 	for {
 		changed := p.changes() // before reading, so that no change is missed
 		o := p.current()
@@ -454,7 +454,7 @@ func (p *leaderProxy) leaderChanged() {
 
 // noTarget is the 503 message for an observation o with no usable leader
 // address (err says why).
-func (p *leaderProxy) noTarget(o leadership.Observation, err error) string {
+func (p *leaderProxy) noTarget(o leadership.Status, err error) string {
 	if o.Leader == "" {
 		if p.hold > 0 {
 			return fmt.Sprintf("no leader for key %q within %v (--hold)", p.key, p.hold)
@@ -467,7 +467,7 @@ func (p *leaderProxy) noTarget(o leadership.Observation, err error) string {
 // refusedAnswer answers a request that no leader accepted: 503 with
 // Retry-After (nothing was sent, so the client can safely retry). o is
 // the last leader seen, refused the connection error of the last try.
-func (p *leaderProxy) refusedAnswer(w http.ResponseWriter, r *http.Request, o leadership.Observation, refused error, retryable bool) {
+func (p *leaderProxy) refusedAnswer(w http.ResponseWriter, r *http.Request, o leadership.Status, refused error, retryable bool) {
 	if r.Context().Err() != nil {
 		return // the client went away
 	}
@@ -582,7 +582,7 @@ type proxyHealth struct {
 }
 
 // health answers the health endpoint: 200 when requests can be forwarded.
-func (p *leaderProxy) health(w http.ResponseWriter, o leadership.Observation) {
+func (p *leaderProxy) health(w http.ResponseWriter, o leadership.Status) {
 	address := leaderAddress(o)
 	u, err := leaderURL(address)
 	if err == nil {
@@ -597,7 +597,7 @@ func (p *leaderProxy) health(w http.ResponseWriter, o leadership.Observation) {
 		w.Header().Set("Retry-After", strconv.Itoa(proxyRetryAfter))
 		w.WriteHeader(http.StatusServiceUnavailable)
 	}
-	_ = json.NewEncoder(w).Encode(proxyHealth{Leader: o.Leader, Address: address, Term: o.Term, Ready: ready})
+	_ = json.NewEncoder(w).Encode(proxyHealth{Leader: o.Leader, Address: address, Term: o.Token, Ready: ready})
 }
 
 // closeUpgraded ends every upgraded connection (at shutdown).

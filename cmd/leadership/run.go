@@ -228,9 +228,11 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 	)
 	campaign := func() error {
 		c := leadership.NewCandidate(kv, cfg.key, cfg.name, cfg.ttl,
-			leadership.WithSafetyMargin(margin),
-			leadership.WithRenewInterval((cfg.ttl-margin)/3),
-			leadership.WithStartupWait(cfg.startup),
+			leadership.WithTimings(leadership.Timings{
+				SafetyMargin: margin,
+				Renew:        (cfg.ttl - margin) / 3,
+				StartupWait:  cfg.startup,
+			}),
 			leadership.WithValue(cfg.value))
 		el, er, err := c.RunForElection()
 		if err != nil {

@@ -317,7 +317,7 @@ func runStatus(ctx context.Context, ef electionFlags, asJSON, noWait bool, s str
 			return err
 		}
 	}
-	o := leadership.Observation{Term: st.rec.Term, At: st.at}
+	o := leadership.Status{Token: st.rec.Term, At: st.at}
 	if st.held() {
 		o.Leader = st.rec.Leader
 	}

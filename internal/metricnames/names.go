@@ -4,8 +4,6 @@
 package metricnames
 
 import (
-	"errors"
-
 	"github.com/leadership-go/leadership"
 )
 
@@ -40,24 +38,5 @@ var (
 	AcquireBuckets   = []float64{.01, .05, .1, .5, 1, 2.5, 5, 10, 30, 60, 300}
 )
 
-// Reason is the label of why a term ended: resigned, relinquished,
-// lease_expired, lost, election_ended, stopped, handed_off, or other.
-func Reason(err error) string {
-	switch {
-	case errors.Is(err, leadership.ErrResigned):
-		return "resigned"
-	case errors.Is(err, leadership.ErrRelinquished):
-		return "relinquished"
-	case errors.Is(err, leadership.ErrLeaseExpired):
-		return "lease_expired"
-	case errors.Is(err, leadership.ErrLostLeadership):
-		return "lost"
-	case errors.Is(err, leadership.ErrElectionEnded):
-		return "election_ended"
-	case errors.Is(err, leadership.ErrStopped):
-		return "stopped"
-	case errors.Is(err, leadership.ErrHandedOff):
-		return "handed_off"
-	}
-	return "other"
-}
+// Reason is the label of why a term ended: the Reason's own name.
+func Reason(r leadership.Reason) string { return r.String() }

@@ -1,8 +1,6 @@
 package metricnames
 
 import (
-	"errors"
-	"fmt"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -13,19 +11,17 @@ import (
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 func TestReason(t *testing.T) {
-	for err, want := range map[error]string{
-		leadership.ErrResigned:                      "resigned",
-		leadership.ErrRelinquished:                  "relinquished",
-		leadership.ErrLeaseExpired:                  "lease_expired",
-		leadership.ErrLostLeadership:                "lost",
-		leadership.ErrElectionEnded:                 "election_ended",
-		leadership.ErrStopped:                       "stopped",
-		leadership.ErrHandedOff:                     "handed_off",
-		fmt.Errorf("x: %w", leadership.ErrResigned): "resigned",
-		errors.New("something else"):                "other",
+	for r, want := range map[leadership.Reason]string{
+		leadership.ErrResigned:       "resigned",
+		leadership.ErrRelinquished:   "relinquished",
+		leadership.ErrLeaseExpired:   "lease_expired",
+		leadership.ErrLostLeadership: "lost",
+		leadership.ErrElectionEnded:  "election_ended",
+		leadership.ErrStopped:        "stopped",
+		leadership.ErrHandedOff:      "handed_off",
 	} {
-		if got := Reason(err); got != want {
-			t.Errorf("Reason(%v) = %q, want %q", err, got, want)
+		if got := Reason(r); got != want {
+			t.Errorf("Reason(%v) = %q, want %q", r, got, want)
 		}
 	}
 }

@@ -98,7 +98,7 @@ func (m *Metrics) TermBegan(key, node string, token uint64, waited time.Duration
 }
 
 // TermEnded records is_leader 0 and the transition with its reason.
-func (m *Metrics) TermEnded(key, node string, _ uint64, reason error) {
+func (m *Metrics) TermEnded(key, node string, _ uint64, reason leadership.Reason) {
 	ctx := context.Background()
 	m.isLeader.Record(ctx, 0, candidateAttrs(key, node))
 	m.transitions.Add(ctx, 1, metric.WithAttributes(attribute.String("key", key), attribute.String("node", node),

@@ -63,7 +63,7 @@ func TestInstrumentsRecord(t *testing.T) {
 	m, reader := newMetrics(t)
 
 	m.TermBegan("k", "a", 7, time.Second)
-	m.StoreCall("k", "renew", leadership.OutcomeOK, 2*time.Millisecond)
+	m.StoreCall("k", "renew", "ok", 2*time.Millisecond)
 	m.WatchRestarted("k")
 	got := collect(t, reader)
 	if v := gaugeValue(t, got["leadership.is_leader"]); v != 1 {

@@ -76,7 +76,7 @@ func (m *Metrics) TermBegan(key, node string, token uint64, waited time.Duration
 }
 
 // TermEnded sets is_leader to 0 and counts the transition with its reason.
-func (m *Metrics) TermEnded(key, node string, _ uint64, reason error) {
+func (m *Metrics) TermEnded(key, node string, _ uint64, reason leadership.Reason) {
 	m.isLeader.WithLabelValues(key, node).Set(0)
 	m.transitions.WithLabelValues(key, node, metricnames.Ended, metricnames.Reason(reason)).Inc()
 }

@@ -40,7 +40,7 @@ func TestMetricsExported(t *testing.T) {
 		t.Fatal("registered twice on one registry")
 	}
 	m.TermBegan("k", "a", 7, 1500*time.Millisecond)
-	m.StoreCall("k", "renew", leadership.OutcomeOK, 3*time.Millisecond)
+	m.StoreCall("k", "renew", "ok", 3*time.Millisecond)
 	m.WatchRestarted("k")
 	const leading = `
 # HELP leadership_is_leader 1 while this candidate leads the election at key, else 0.
@@ -56,7 +56,7 @@ leadership_watch_restarts_total{key="k"} 1
 	if err := testutil.GatherAndCompare(reg, strings.NewReader(leading), "leadership_is_leader", "leadership_term_token", "leadership_watch_restarts_total"); err != nil {
 		t.Fatal(err)
 	}
-	m.TermEnded("k", "a", 7, fmt.Errorf("term 7: %w", leadership.ErrLeaseExpired))
+	m.TermEnded("k", "a", 7, leadership.ErrLeaseExpired)
 	const ended = `
 # HELP leadership_is_leader 1 while this candidate leads the election at key, else 0.
 # TYPE leadership_is_leader gauge

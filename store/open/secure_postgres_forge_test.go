@@ -125,7 +125,7 @@ func TestSecurePostgresForgedNotification(t *testing.T) {
 	// forgery made it see; the leader still leads.
 	for seen := false; !seen; {
 		select {
-		case o := <-f.Observations():
+		case o := <-f.Status():
 			seen = o.Value == "after-forgery"
 		case <-ctx.Done():
 			t.Fatal("the follower never saw the proclaimed value")

@@ -15,7 +15,7 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/fenced"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 	"github.com/leadership-go/leadership/store/open"
 )
@@ -174,7 +174,7 @@ func TestSecureRedisRights(t *testing.T) {
 		_, err = kv.AtomicDelete(ctx, key, &store.KVPair{Key: key, Value: []byte("owner")})
 		refusedCall("AtomicDelete", err)
 		refusedCall("Delete", kv.Delete(ctx, key))
-		if fw, ok := kv.(leadership.FencedWriter); ok {
+		if fw, ok := kv.(fenced.Putter); ok {
 			refusedCall("FencedPut", fw.FencedPut(ctx, key+"-data", []byte(id.name), key, &store.KVPair{Key: key, Value: []byte("owner")}))
 		}
 	}

@@ -36,7 +36,7 @@ type Config struct {
 	// NewProxy returns the proxy that requests go through; current is the
 	// demo's follower's view of the leader (its Current method). Run closes
 	// the proxy when it ends.
-	NewProxy func(current func() leadership.Observation) Proxy
+	NewProxy func(current func() leadership.Status) Proxy
 }
 
 // Validate checks the settings and returns a *ConfigError naming the first

@@ -23,11 +23,11 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 // testProxy forwards to the leader current names, or answers 503: the
 // least a Proxy does, so that the demo is tested without the command.
 type testProxy struct {
-	current   func() leadership.Observation
+	current   func() leadership.Status
 	transport *http.Transport
 }
 
-func newTestProxy(current func() leadership.Observation) Proxy {
+func newTestProxy(current func() leadership.Status) Proxy {
 	return &testProxy{current: current, transport: &http.Transport{}}
 }
 

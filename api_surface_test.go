@@ -1,0 +1,106 @@
+package leadership
+
+import (
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/token"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+)
+
+// exportedNames lists the package's exported API the way issue 24 counts
+// it: exported funcs, types, vars and consts, and the methods of exported
+// types (an interface's methods included), in non-test files.
+func exportedNames(t *testing.T) []string {
+	t.Helper()
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", func(fi os.FileInfo) bool {
+		return !strings.HasSuffix(fi.Name(), "_test.go")
+	}, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := pkgs["leadership"]
+	if p == nil {
+		t.Fatal("package leadership not found")
+	}
+	d := doc.New(p, "github.com/leadership-go/leadership", 0)
+	var names []string
+	add := func(n string) {
+		if ast.IsExported(n[strings.LastIndex(n, ".")+1:]) {
+			names = append(names, n)
+		}
+	}
+	values := func(vs []*doc.Value) {
+		for _, v := range vs {
+			for _, n := range v.Names {
+				add(n)
+			}
+		}
+	}
+	values(d.Consts)
+	values(d.Vars)
+	for _, f := range d.Funcs {
+		add(f.Name)
+	}
+	for _, ty := range d.Types {
+		add(ty.Name)
+		values(ty.Consts)
+		values(ty.Vars)
+		for _, f := range ty.Funcs {
+			add(f.Name)
+		}
+		for _, m := range ty.Methods {
+			add(ty.Name + "." + m.Name)
+		}
+		for _, spec := range ty.Decl.Specs {
+			it, ok := spec.(*ast.TypeSpec).Type.(*ast.InterfaceType)
+			if !ok {
+				continue
+			}
+			for _, m := range it.Methods.List {
+				for _, n := range m.Names {
+					add(ty.Name + "." + n.Name)
+				}
+			}
+		}
+	}
+	sort.Strings(names)
+	return names
+}
+
+// The API stays small: about 80 names (issue 24 counted 133 before).
+func TestExportedNamesStayFew(t *testing.T) {
+	names := exportedNames(t)
+	t.Logf("%d exported names", len(names))
+	if len(names) > 95 {
+		t.Errorf("%d exported names, want at most 95:\n%s", len(names), strings.Join(names, "\n"))
+	}
+}
+
+// Every exported name is in the README's table of the API.
+func TestReadmeNamesEveryExport(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(readme)
+	start := strings.Index(text, "## The API at a glance")
+	if start < 0 {
+		t.Fatal("README.md has no section \"The API at a glance\"")
+	}
+	section := text[start:]
+	if end := strings.Index(section[3:], "\n## "); end >= 0 {
+		section = section[:end+3]
+	}
+	for _, n := range exportedNames(t) {
+		name := n[strings.LastIndex(n, ".")+1:]
+		if !regexp.MustCompile(`\b` + name + `\b`).MatchString(section) {
+			t.Errorf("%s is not in the README's API table", n)
+		}
+	}
+}
