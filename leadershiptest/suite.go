@@ -75,7 +75,7 @@ var subtests = []subtest{
 //     the new leader and keeps naming it while it renews.
 //   - StopWhileWaiting: Stop, and cancelling the context, of a candidate or
 //     a follower that does not lead returns promptly and closes its channels.
-//   - FencedWrites (needs a store that implements leadership.FencedWriter,
+//   - FencedWrites (needs a store that implements fenced.Putter,
 //     and Client.Cut): a live leader's fenced write lands; a leader cut off
 //     from the store, whose fenced write is sent after another leader was
 //     elected, is refused by the store (leadership.ErrFenced), and nothing

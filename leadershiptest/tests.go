@@ -13,7 +13,7 @@ import (
 	"github.com/leadership-go/leadership/internal/workpool"
 )
 
-// resignHoldoff is the library's default WithResignHoldoff for ttl.
+// resignHoldoff is the library's default Timings.ResignHoldoff for ttl.
 func resignHoldoff(ttl time.Duration) time.Duration {
 	return min(max(ttl/4, 100*time.Millisecond), 2*time.Second)
 }
