@@ -189,8 +189,8 @@ func noneIfNegative(d time.Duration) time.Duration {
 	return d
 }
 
-// candidateOnly marks opt, named name, as an option of candidates only: a
-// follower given it refuses to start.
+// candidateOnly returns opt marked as an option of candidates only, under
+// name: a follower given it refuses to start.
 func candidateOnly(name string, opt Option) Option {
 	return func(c *config) {
 		c.candidateOpts = append(c.candidateOpts, name)
@@ -198,8 +198,8 @@ func candidateOnly(name string, opt Option) Option {
 	}
 }
 
-// notNil is the option name, which set applies, refused when its value v
-// is nil.
+// notNil returns an option that applies set, or, when v is nil (a typed
+// nil pointer included), refuses the option called name.
 func notNil(name string, v any, set func(*config)) Option {
 	return func(c *config) {
 		if isNil(v) {
