@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
@@ -33,28 +34,30 @@ func (f fourCalls) Watch(ctx context.Context, key string, opts *store.ReadOption
 // A store that has only the four calls runs a whole election: a leader,
 // a follower naming it, the end and the deletion of the election.
 func TestBackendWithOnlyTheFourCalls(t *testing.T) {
-	c := newCluster(t)
-	b := fourCalls{c.handle()}
-	cand := NewCandidate(b, "svc/leader", "n1", time.Second)
-	elected, _, err := cand.RunForElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cand.Stop()
-	recvUntil(t, elected, "elected", func(v bool) bool { return v })
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		b := fourCalls{c.handle()}
+		cand := NewCandidate(b, "svc/leader", "n1", time.Second)
+		elected, _, err := cand.RunForElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cand.Stop()
+		recvUntil(t, elected, "elected", func(v bool) bool { return v })
 
-	f := NewFollower(b, "svc/leader")
-	leaders, _, err := f.FollowElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
-	recvUntil(t, leaders, "leader named", func(s string) bool { return s == "n1" })
+		f := NewFollower(b, "svc/leader")
+		leaders, _, err := f.FollowElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Stop()
+		recvUntil(t, leaders, "leader named", func(s string) bool { return s == "n1" })
 
-	if err := DeleteElection(ctxT(t), b, "svc/leader"); err != nil {
-		t.Fatalf("DeleteElection: %v", err)
-	}
-	closed(t, leaders, "follower's channel after the end")
+		if err := DeleteElection(ctxT(t), b, "svc/leader"); err != nil {
+			t.Fatalf("DeleteElection: %v", err)
+		}
+		closed(t, leaders, "follower's channel after the end")
+	})
 }
 
 // A Backend with a floor on its TTL raises the Candidate's minimum.

@@ -6,107 +6,116 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 func TestRunCallbacks(t *testing.T) {
-	c := newCluster(t)
-	h := c.handle()
-	cand := NewCandidate(h, "run", "a", 500*time.Millisecond, WithTimings(Timings{ResignHoldoff: -1}))
-	ctx, cancel := context.WithCancel(context.Background())
-	started := make(chan Term, 10)
-	stoppedWork := make(chan uint64, 10)
-	var stopped atomic.Int32
-	var mu sync.Mutex
-	var leaders []string
-	done := make(chan error)
-	go func() {
-		done <- cand.Run(ctx, Callbacks{
-			OnStartedLeading: func(ctx context.Context, term Term) {
-				started <- term
-				<-ctx.Done() // the work runs until leadership ends
-				stoppedWork <- term.Token
-			},
-			OnStoppedLeading: func(Term) { stopped.Add(1) },
-			OnNewLeader: func(l string) {
-				mu.Lock()
-				leaders = append(leaders, l)
-				mu.Unlock()
-			},
-		})
-	}()
-	first := recv(t, started, "started leading")
-	cand.Resign()
-	if tok := recv(t, stoppedWork, "work cancelled on resign"); tok != first.Token {
-		t.Fatalf("cancelled term %d, want %d", tok, first.Token)
-	}
-	second := recv(t, started, "leading again")
-	if second.Token <= first.Token {
-		t.Fatal("token did not grow")
-	}
-	// Loss by deadline: cut the store off.
-	h.Disconnect()
-	if tok := recv(t, stoppedWork, "work cancelled at the deadline"); tok != second.Token {
-		t.Fatalf("cancelled term %d, want %d", tok, second.Token)
-	}
-	h.Reconnect()
-	recv(t, started, "leading after the store came back")
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatalf("Run returned %v after cancel", err)
-	}
-	recv(t, stoppedWork, "work cancelled when Run ended")
-	eventually(t, "OnStoppedLeading for every term", func() bool { return stopped.Load() == 3 })
-	mu.Lock()
-	defer mu.Unlock()
-	if len(leaders) == 0 || leaders[0] != "a" {
-		t.Fatalf("OnNewLeader saw %v", leaders)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		h := c.handle()
+		cand := NewCandidate(h, "run", "a", 500*time.Millisecond, WithTimings(Timings{ResignHoldoff: -1}))
+		ctx, cancel := context.WithCancel(context.Background())
+		started := make(chan Term, 10)
+		stoppedWork := make(chan uint64, 10)
+		var stopped atomic.Int32
+		var mu sync.Mutex
+		var leaders []string
+		done := make(chan error)
+		go func() {
+			done <- cand.Run(ctx, Callbacks{
+				OnStartedLeading: func(ctx context.Context, term Term) {
+					started <- term
+					<-ctx.Done() // the work runs until leadership ends
+					stoppedWork <- term.Token
+				},
+				OnStoppedLeading: func(Term) { stopped.Add(1) },
+				OnNewLeader: func(l string) {
+					mu.Lock()
+					leaders = append(leaders, l)
+					mu.Unlock()
+				},
+			})
+		}()
+		first := recv(t, started, "started leading")
+		cand.Resign()
+		if tok := recv(t, stoppedWork, "work cancelled on resign"); tok != first.Token {
+			t.Fatalf("cancelled term %d, want %d", tok, first.Token)
+		}
+		second := recv(t, started, "leading again")
+		if second.Token <= first.Token {
+			t.Fatal("token did not grow")
+		}
+		// Loss by deadline: cut the store off.
+		h.Disconnect()
+		if tok := recv(t, stoppedWork, "work cancelled at the deadline"); tok != second.Token {
+			t.Fatalf("cancelled term %d, want %d", tok, second.Token)
+		}
+		h.Reconnect()
+		recv(t, started, "leading after the store came back")
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run returned %v after cancel", err)
+		}
+		recv(t, stoppedWork, "work cancelled when Run ended")
+		eventually(t, "OnStoppedLeading for every term", func() bool { return stopped.Load() == 3 })
+		mu.Lock()
+		defer mu.Unlock()
+		if len(leaders) == 0 || leaders[0] != "a" {
+			t.Fatalf("OnNewLeader saw %v", leaders)
+		}
+	})
 }
 
 func TestRunReturnsWhenElectionEnds(t *testing.T) {
-	c := newCluster(t)
-	cand := NewCandidate(c.handle(), "runend", "a", time.Second)
-	var errs atomic.Int32
-	done := make(chan error)
-	go func() {
-		done <- cand.Run(context.Background(), Callbacks{
-			OnStartedLeading: func(ctx context.Context, _ Term) { <-ctx.Done() },
-			OnError:          func(error) { errs.Add(1) },
-		})
-	}()
-	eventually(t, "leads", cand.IsLeader)
-	if err := EndElection(ctxT(t), c.handle(), "runend"); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-done:
-		if !errors.Is(err, ErrElectionEnded) {
-			t.Fatalf("Run returned %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		cand := NewCandidate(c.handle(), "runend", "a", time.Second)
+		var errs atomic.Int32
+		done := make(chan error)
+		go func() {
+			done <- cand.Run(context.Background(), Callbacks{
+				OnStartedLeading: func(ctx context.Context, _ Term) { <-ctx.Done() },
+				OnError:          func(error) { errs.Add(1) },
+			})
+		}()
+		eventually(t, "leads", cand.IsLeader)
+		if err := EndElection(ctxT(t), c.handle(), "runend"); err != nil {
+			t.Fatal(err)
 		}
-	case <-time.After(wait):
-		t.Fatal("Run did not return")
-	}
-	if errs.Load() == 0 {
-		t.Fatal("OnError never told of the end")
-	}
+		select {
+		case err := <-done:
+			if !errors.Is(err, ErrElectionEnded) {
+				t.Fatalf("Run returned %v", err)
+			}
+		case <-time.After(wait):
+			t.Fatal("Run did not return")
+		}
+		if errs.Load() == 0 {
+			t.Fatal("OnError never told of the end")
+		}
+	})
 }
 
 func TestRelinquishInterval(t *testing.T) {
-	c := newCluster(t)
-	rs := c.campaign("relinquish", time.Second, 2, WithRelinquishInterval(300*time.Millisecond), WithTimings(Timings{ResignHoldoff: time.Second}))
-	watchExclusion(t, rs[0].Candidate, rs[1].Candidate)
-	first := leaderOf(t, rs)
-	other := except(rs, first)[0]
-	// The waiting candidate wins, not the one that stepped down.
-	recvUntil(t, other.elected, "the other leads after the interval", func(v bool) bool { return v })
-	recvUntil(t, first.elected, "and back", func(v bool) bool { return v })
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		rs := c.campaign("relinquish", time.Second, 2, WithRelinquishInterval(300*time.Millisecond), WithTimings(Timings{ResignHoldoff: time.Second}))
+		watchExclusion(t, rs[0].Candidate, rs[1].Candidate)
+		first := leaderOf(t, rs)
+		other := except(rs, first)[0]
+		// The waiting candidate wins, not the one that stepped down.
+		recvUntil(t, other.elected, "the other leads after the interval", func(v bool) bool { return v })
+		recvUntil(t, first.elected, "and back", func(v bool) bool { return v })
+	})
 }
 
 func TestRelinquishSchedule(t *testing.T) {
-	c := newCluster(t)
-	_, other := c.leaderAndOther("sched", time.Second, WithRelinquishSchedule("@every 1s"), WithRelinquishInterval(time.Hour))
-	recvUntil(t, other.elected, "handoff on schedule", func(v bool) bool { return v })
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		_, other := c.leaderAndOther("sched", time.Second, WithRelinquishSchedule("@every 1s"), WithRelinquishInterval(time.Hour))
+		recvUntil(t, other.elected, "handoff on schedule", func(v bool) bool { return v })
+	})
 }
 
 func TestStatusStream(t *testing.T) {
@@ -133,17 +142,19 @@ func TestStatusStream(t *testing.T) {
 }
 
 func TestForeignValueIsReplacedAfterTTL(t *testing.T) {
-	c := newCluster(t)
-	h := c.handle()
-	if err := h.Put(context.Background(), "foreign", []byte("old-docker-leader"), nil); err != nil {
-		t.Fatal(err)
-	}
-	cand := NewCandidate(h, "foreign", "a", 300*time.Millisecond)
-	el, errs, err := cand.RunForElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cand.Stop()
-	recvUntil(t, errs, "foreign value reported", func(err error) bool { return errors.Is(err, ErrForeignValue) })
-	recvUntil(t, el, "takes over after a TTL", func(v bool) bool { return v })
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		h := c.handle()
+		if err := h.Put(context.Background(), "foreign", []byte("old-docker-leader"), nil); err != nil {
+			t.Fatal(err)
+		}
+		cand := NewCandidate(h, "foreign", "a", 300*time.Millisecond)
+		el, errs, err := cand.RunForElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cand.Stop()
+		recvUntil(t, errs, "foreign value reported", func(err error) bool { return errors.Is(err, ErrForeignValue) })
+		recvUntil(t, el, "takes over after a TTL", func(v bool) bool { return v })
+	})
 }

@@ -52,72 +52,80 @@ func TestFirstElectionOneLeader(t *testing.T) {
 }
 
 func TestResignHandsOver(t *testing.T) {
-	c := newCluster(t)
-	// A TTL far above the test's wait: a handoff that waited for it fails.
-	rs := c.campaign("resign", 10*wait, 3)
-	watchExclusion(t, rs[0].Candidate, rs[1].Candidate, rs[2].Candidate)
-	old := leaderOf(t, rs)
-	recvUntil(t, old.elected, "old leader true", func(v bool) bool { return v })
-	term, _ := old.CurrentTerm()
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		// A TTL far above the test's wait: a handoff that waited for it fails.
+		rs := c.campaign("resign", 10*wait, 3)
+		watchExclusion(t, rs[0].Candidate, rs[1].Candidate, rs[2].Candidate)
+		old := leaderOf(t, rs)
+		recvUntil(t, old.elected, "old leader true", func(v bool) bool { return v })
+		term, _ := old.CurrentTerm()
 
-	old.Resign()
-	if old.IsLeader() {
-		t.Fatal("IsLeader true after Resign returned")
-	}
-	select {
-	case <-term.Context().Done():
-	default:
-		t.Fatal("term context not cancelled when Resign returned")
-	}
-	if !recvUntil(t, old.elected, "old leader false", func(v bool) bool { return !v }) == false {
-		t.Fatal("unreachable")
-	}
-	next := leaderOf(t, except(rs, old))
-	tokenAbove(t, next, term, "the new term")
+		old.Resign()
+		if old.IsLeader() {
+			t.Fatal("IsLeader true after Resign returned")
+		}
+		select {
+		case <-term.Context().Done():
+		default:
+			t.Fatal("term context not cancelled when Resign returned")
+		}
+		if !recvUntil(t, old.elected, "old leader false", func(v bool) bool { return !v }) == false {
+			t.Fatal("unreachable")
+		}
+		next := leaderOf(t, except(rs, old))
+		tokenAbove(t, next, term, "the new term")
+	})
 }
 
 func TestResignWithoutLeadershipDoesNothing(t *testing.T) {
-	c := newCluster(t)
-	leader, other := c.leaderAndOther("noop", time.Second)
-	other.Resign()
-	other.Resign()
-	time.Sleep(200 * time.Millisecond)
-	if !leader.IsLeader() {
-		t.Fatal("a follower's Resign changed the leader")
-	}
-	// Resign before and after running is harmless too.
-	idle := NewCandidate(c.handle(), "noop", "idle", time.Second)
-	idle.Resign()
-	idle.Stop()
-	idle.Resign()
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		leader, other := c.leaderAndOther("noop", time.Second)
+		other.Resign()
+		other.Resign()
+		time.Sleep(200 * time.Millisecond)
+		if !leader.IsLeader() {
+			t.Fatal("a follower's Resign changed the leader")
+		}
+		// Resign before and after running is harmless too.
+		idle := NewCandidate(c.handle(), "noop", "idle", time.Second)
+		idle.Resign()
+		idle.Stop()
+		idle.Resign()
+	})
 }
 
 func TestLoneCandidateTakesBackAfterResign(t *testing.T) {
-	c := newCluster(t)
-	rs := c.campaign("lone", time.Second, 1, WithTimings(Timings{ResignHoldoff: 50 * time.Millisecond}))
-	r := rs[0]
-	recvUntil(t, r.elected, "elected", func(v bool) bool { return v })
-	first, _ := r.CurrentTerm()
-	r.Resign()
-	recvUntil(t, r.elected, "resigned", func(v bool) bool { return !v })
-	recvUntil(t, r.elected, "elected again", func(v bool) bool { return v })
-	tokenAbove(t, r, first, "elected again")
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		rs := c.campaign("lone", time.Second, 1, WithTimings(Timings{ResignHoldoff: 50 * time.Millisecond}))
+		r := rs[0]
+		recvUntil(t, r.elected, "elected", func(v bool) bool { return v })
+		first, _ := r.CurrentTerm()
+		r.Resign()
+		recvUntil(t, r.elected, "resigned", func(v bool) bool { return !v })
+		recvUntil(t, r.elected, "elected again", func(v bool) bool { return v })
+		tokenAbove(t, r, first, "elected again")
+	})
 }
 
 func TestStopReleasesAtOnce(t *testing.T) {
-	c := newCluster(t)
-	// A TTL far longer than the test's deadline: only a release can hand over.
-	old, next := c.leaderAndOther("stop", time.Minute)
-	old.Stop()
-	if old.IsLeader() {
-		t.Fatal("IsLeader after Stop")
-	}
-	closed(t, old.elected, "stopped candidate's elected channel")
-	closed(t, old.errs, "stopped candidate's error channel")
-	recvUntil(t, next.elected, "next leader", func(v bool) bool { return v })
-	if old.Err() != nil {
-		t.Fatalf("Err after Stop = %v, want nil", old.Err())
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		// A TTL far longer than the test's deadline: only a release can hand over.
+		old, next := c.leaderAndOther("stop", time.Minute)
+		old.Stop()
+		if old.IsLeader() {
+			t.Fatal("IsLeader after Stop")
+		}
+		closed(t, old.elected, "stopped candidate's elected channel")
+		closed(t, old.errs, "stopped candidate's error channel")
+		recvUntil(t, next.elected, "next leader", func(v bool) bool { return v })
+		if old.Err() != nil {
+			t.Fatalf("Err after Stop = %v, want nil", old.Err())
+		}
+	})
 }
 
 func TestStopAndResignAnyTimeAnyGoroutine(t *testing.T) {
@@ -172,43 +180,47 @@ func TestSecondRunForElection(t *testing.T) {
 }
 
 func TestContextCancelStops(t *testing.T) {
-	c := newCluster(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	a := NewCandidate(c.handle(), "ctx", "a", time.Minute)
-	el, errs, err := a.runUnder(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	recvUntil(t, el, "a elected", func(v bool) bool { return v })
-	b := NewCandidate(c.handle(), "ctx", "b", time.Minute)
-	bel, _, err := b.RunForElection()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Stop()
-	cancel()
-	closed(t, el, "a's elected channel")
-	closed(t, errs, "a's error channel")
-	<-a.Done()
-	recvUntil(t, bel, "b elected after a's context ended", func(v bool) bool { return v })
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		ctx, cancel := context.WithCancel(context.Background())
+		a := NewCandidate(c.handle(), "ctx", "a", time.Minute)
+		el, errs, err := a.runUnder(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recvUntil(t, el, "a elected", func(v bool) bool { return v })
+		b := NewCandidate(c.handle(), "ctx", "b", time.Minute)
+		bel, _, err := b.RunForElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Stop()
+		cancel()
+		closed(t, el, "a's elected channel")
+		closed(t, errs, "a's error channel")
+		<-a.Done()
+		recvUntil(t, bel, "b elected after a's context ended", func(v bool) bool { return v })
+	})
 }
 
 func TestFencingTokensStrictlyGrow(t *testing.T) {
-	c := newCluster(t)
-	rs := c.campaign("fence", 2*time.Second, 3, WithTimings(Timings{ResignHoldoff: time.Second}))
-	var last uint64
-	for i := range 8 {
-		l := leaderOf(t, rs)
-		term, ok := l.CurrentTerm()
-		if !ok {
-			continue
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		rs := c.campaign("fence", 2*time.Second, 3, WithTimings(Timings{ResignHoldoff: time.Second}))
+		var last uint64
+		for i := range 8 {
+			l := leaderOf(t, rs)
+			term, ok := l.CurrentTerm()
+			if !ok {
+				continue
+			}
+			if term.Token <= last {
+				t.Fatalf("round %d: token %d not above %d", i, term.Token, last)
+			}
+			last = term.Token
+			l.Resign()
 		}
-		if term.Token <= last {
-			t.Fatalf("round %d: token %d not above %d", i, term.Token, last)
-		}
-		last = term.Token
-		l.Resign()
-	}
+	})
 }
 
 func TestSlowConsumerMissesNoTransition(t *testing.T) {
@@ -256,60 +268,64 @@ func TestLeaderKeepsLeadingWithUnreadChannels(t *testing.T) {
 }
 
 func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
-	c := newCluster(t)
-	ttl := time.Second
-	var rs []*runner
-	var stores []interface{ Disconnect() }
-	for i := range 3 {
-		h := c.handle()
-		cand := NewCandidate(h, "partition", []string{"a", "b", "c"}[i], ttl)
-		el, errs, err := cand.RunForElection()
-		if err != nil {
-			t.Fatal(err)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		ttl := time.Second
+		var rs []*runner
+		var stores []interface{ Disconnect() }
+		for i := range 3 {
+			h := c.handle()
+			cand := NewCandidate(h, "partition", []string{"a", "b", "c"}[i], ttl)
+			el, errs, err := cand.RunForElection()
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(cand.Stop)
+			rs = append(rs, &runner{Candidate: cand, name: cand.node, elected: el, errs: errs})
+			stores = append(stores, h)
 		}
-		t.Cleanup(cand.Stop)
-		rs = append(rs, &runner{Candidate: cand, name: cand.node, elected: el, errs: errs})
-		stores = append(stores, h)
-	}
-	x := watchExclusion(t, rs[0].Candidate, rs[1].Candidate, rs[2].Candidate)
-	old := leaderOf(t, rs)
-	idx := 0
-	for i, r := range rs {
-		if r == old {
-			idx = i
+		x := watchExclusion(t, rs[0].Candidate, rs[1].Candidate, rs[2].Candidate)
+		old := leaderOf(t, rs)
+		idx := 0
+		for i, r := range rs {
+			if r == old {
+				idx = i
+			}
 		}
-	}
-	term, _ := old.CurrentTerm()
-	cut := time.Now()
-	stores[idx].Disconnect()
-	termEnds(t, term, "partitioned leader's term never ended")
-	// When, on the wall clock, is logged only (a loaded machine delays what
-	// the test sees): the promise, stepping down before anyone else leads,
-	// is x.check's; the deadline itself is TestStepDownOnInjectedClock's.
-	t.Logf("stepped down %v after the cut (TTL %v)", time.Since(cut), ttl)
-	recvUntil(t, old.errs, "partitioned leader reports store errors", func(error) bool { return true })
-	next := leaderOf(t, except(rs, old))
-	tokenAbove(t, next, term, "the next leader's term")
-	x.check(t)
+		term, _ := old.CurrentTerm()
+		cut := time.Now()
+		stores[idx].Disconnect()
+		termEnds(t, term, "partitioned leader's term never ended")
+		// When, on the wall clock, is logged only (a loaded machine delays what
+		// the test sees): the promise, stepping down before anyone else leads,
+		// is x.check's; the deadline itself is TestStepDownOnInjectedClock's.
+		t.Logf("stepped down %v after the cut (TTL %v)", time.Since(cut), ttl)
+		recvUntil(t, old.errs, "partitioned leader reports store errors", func(error) bool { return true })
+		next := leaderOf(t, except(rs, old))
+		tokenAbove(t, next, term, "the next leader's term")
+		x.check(t)
+	})
 }
 
 func TestStoreOutageRecovers(t *testing.T) {
-	c := newCluster(t)
-	rs := c.campaign("outage", 500*time.Millisecond, 2)
-	f := c.follow("outage")
-	leaders, ferrs := f.leaders, f.errs
-	old := leaderOf(t, rs)
-	recvUntil(t, leaders, "follower sees the leader", func(s string) bool { return s == old.name })
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		rs := c.campaign("outage", 500*time.Millisecond, 2)
+		f := c.follow("outage")
+		leaders, ferrs := f.leaders, f.errs
+		old := leaderOf(t, rs)
+		recvUntil(t, leaders, "follower sees the leader", func(s string) bool { return s == old.name })
 
-	stopServer(c.name)
-	recvUntil(t, old.errs, "leader reports the outage", func(err error) bool { return errors.Is(err, ErrStore) })
-	eventually(t, "no leader while the store is down", func() bool { return !rs[0].IsLeader() && !rs[1].IsLeader() })
-	recvUntil(t, ferrs, "follower reports the outage", func(err error) bool { return errors.Is(err, ErrStore) })
-	recvUntil(t, leaders, "follower drops the leader it cannot confirm", func(s string) bool { return s == "" })
+		stopServer(c.name)
+		recvUntil(t, old.errs, "leader reports the outage", func(err error) bool { return errors.Is(err, ErrStore) })
+		eventually(t, "no leader while the store is down", func() bool { return !rs[0].IsLeader() && !rs[1].IsLeader() })
+		recvUntil(t, ferrs, "follower reports the outage", func(err error) bool { return errors.Is(err, ErrStore) })
+		recvUntil(t, leaders, "follower drops the leader it cannot confirm", func(s string) bool { return s == "" })
 
-	startServer(c.name)
-	l := leaderOf(t, rs)
-	recvUntil(t, leaders, "follower sees a leader again", func(s string) bool { return s == l.name })
+		startServer(c.name)
+		l := leaderOf(t, rs)
+		recvUntil(t, leaders, "follower sees a leader again", func(s string) bool { return s == l.name })
+	})
 }
 
 // After Stop, the last value of the elected channel is false even when the
@@ -342,25 +358,27 @@ func TestElectedChannelEndsOnFalse(t *testing.T) {
 
 // A Run that could not start (store down) can be tried again.
 func TestRunAfterFailedStart(t *testing.T) {
-	c := newCluster(t)
-	h := c.handle()
-	cand := NewCandidate(h, "rerun", "a", time.Second)
-	h.Disconnect()
-	if err := cand.Run(context.Background(), Callbacks{}); !errors.Is(err, ErrStore) {
-		t.Fatalf("Run on a store that is down: %v", err)
-	}
-	h.Reconnect()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- cand.Run(ctx, Callbacks{OnStartedLeading: func(context.Context, Term) { cancel() }})
-	}()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("second Run: %v", err)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		h := c.handle()
+		cand := NewCandidate(h, "rerun", "a", time.Second)
+		h.Disconnect()
+		if err := cand.Run(context.Background(), Callbacks{}); !errors.Is(err, ErrStore) {
+			t.Fatalf("Run on a store that is down: %v", err)
 		}
-	case <-time.After(wait):
-		t.Fatal("second Run never led")
-	}
+		h.Reconnect()
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- cand.Run(ctx, Callbacks{OnStartedLeading: func(context.Context, Term) { cancel() }})
+		}()
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatalf("second Run: %v", err)
+			}
+		case <-time.After(wait):
+			t.Fatal("second Run never led")
+		}
+	})
 }

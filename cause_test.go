@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -37,27 +38,29 @@ func TestTermContextCauseSaysWhy(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newCluster(t)
-			ctx, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			cand := NewCandidate(c.handle(), "cause", "a", time.Second, tc.opts...)
-			el, errs, err := cand.runUnder(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(cand.Stop)
-			r := &runner{Candidate: cand, name: "a", elected: el, errs: errs}
-			recvUntil(t, r.elected, "elected", func(v bool) bool { return v })
-			term, _ := r.CurrentTerm()
-			tc.end(t, c, r, cancel)
-			termEnds(t, term, "the term did not end")
-			cause := context.Cause(term.Context())
-			if !errors.Is(cause, tc.want) {
-				t.Fatalf("cause %v, want %v", cause, tc.want)
-			}
-			if _, ok := cause.(Reason); !ok {
-				t.Fatalf("cause %T %v, want a Reason", cause, cause)
-			}
+			synctest.Test(t, func(t *testing.T) {
+				c := newCluster(t)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				cand := NewCandidate(c.handle(), "cause", "a", time.Second, tc.opts...)
+				el, errs, err := cand.runUnder(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(cand.Stop)
+				r := &runner{Candidate: cand, name: "a", elected: el, errs: errs}
+				recvUntil(t, r.elected, "elected", func(v bool) bool { return v })
+				term, _ := r.CurrentTerm()
+				tc.end(t, c, r, cancel)
+				termEnds(t, term, "the term did not end")
+				cause := context.Cause(term.Context())
+				if !errors.Is(cause, tc.want) {
+					t.Fatalf("cause %v, want %v", cause, tc.want)
+				}
+				if _, ok := cause.(Reason); !ok {
+					t.Fatalf("cause %T %v, want a Reason", cause, cause)
+				}
+			})
 		})
 	}
 }

@@ -144,7 +144,7 @@ func TestFencedPutRefusedOnceTermEnded(t *testing.T) {
 		<-term.Context().Done()
 		err := a.FencedPut(context.Background(), term, "data", []byte("late"))
 		if !errors.Is(err, ErrFenced) || !strings.Contains(err.Error(), fmt.Sprintf("term %d", term.Token)) {
-			t.Fatalf("a write through the resigned term %d: %v, want a FencedError", term.Token, err)
+			t.Fatalf("a write through the resigned term %d: %v, want ErrFenced naming the term", term.Token, err)
 		}
 		absentKey(t, ha, "data")
 		ha.release()

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
@@ -49,19 +50,21 @@ func TestHandOffToNamedSuccessor(t *testing.T) {
 // A successor that is not running: the others wait out the window, then
 // one of them leads; HandOff reports the failure.
 func TestHandOffToAbsentSuccessor(t *testing.T) {
-	c := newCluster(t)
-	const ttl = 500 * time.Millisecond
-	l, other := c.leaderAndOther("handoff", ttl)
-	eventually(t, "the other sees the leader", func() bool { return other.Leader() == l.name })
-	released := time.Now()
-	err := l.HandOff(ctxT(t), "nobody")
-	if !errors.Is(err, ErrHandOffFailed) {
-		t.Fatalf("HandOff to an absent candidate: %v", err)
-	}
-	recvUntil(t, other.elected, "the other leads after the window", func(v bool) bool { return v })
-	if waited := time.Since(released); waited < ttl {
-		t.Fatalf("the other led %v after the release, within the window %v", waited, ttl)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		const ttl = 500 * time.Millisecond
+		l, other := c.leaderAndOther("handoff", ttl)
+		eventually(t, "the other sees the leader", func() bool { return other.Leader() == l.name })
+		released := time.Now()
+		err := l.HandOff(ctxT(t), "nobody")
+		if !errors.Is(err, ErrHandOffFailed) {
+			t.Fatalf("HandOff to an absent candidate: %v", err)
+		}
+		recvUntil(t, other.elected, "the other leads after the window", func(v bool) bool { return v })
+		if waited := time.Since(released); waited < ttl {
+			t.Fatalf("the other led %v after the release, within the window %v", waited, ttl)
+		}
+	})
 }
 
 // HandOff's bad input and a candidate that does not lead.
@@ -166,24 +169,26 @@ func (s *failingPuts) AtomicPut(ctx context.Context, key string, value []byte, p
 // others still wait out the successor's window (the retry used to release
 // the record to anyone, and a waiter took it at once).
 func TestHandOffReleaseRetriedToTheSameSuccessor(t *testing.T) {
-	c := newCluster(t)
-	const ttl = 2 * time.Second
-	h := &failingPuts{Backend: c.handle()}
-	a := NewCandidate(h, "retry", "a", ttl)
-	runCandidate(t, a)
-	eventually(t, "a leads", a.IsLeader)
-	other := NewCandidate(c.handle(), "retry", "c", ttl)
-	runCandidate(t, other)
-	eventually(t, "c sees a", func() bool { return other.Leader() == "a" })
-	h.n.Store(1) // the release fails once
-	start := time.Now()
-	done := make(chan error, 1)
-	go func() { done <- a.HandOff(ctxT(t), "b") }() // b is not running
-	eventually(t, "c leads after the window", other.IsLeader)
-	if took := time.Since(start); took < ttl {
-		t.Fatalf("c led %v after the handoff to b, within b's window of %v", took, ttl)
-	}
-	if err := <-done; !errors.Is(err, ErrHandOffFailed) {
-		t.Fatalf("HandOff: %v, want ErrHandOffFailed", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		const ttl = 2 * time.Second
+		h := &failingPuts{Backend: c.handle()}
+		a := NewCandidate(h, "retry", "a", ttl)
+		runCandidate(t, a)
+		eventually(t, "a leads", a.IsLeader)
+		other := NewCandidate(c.handle(), "retry", "c", ttl)
+		runCandidate(t, other)
+		eventually(t, "c sees a", func() bool { return other.Leader() == "a" })
+		h.n.Store(1) // the release fails once
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() { done <- a.HandOff(ctxT(t), "b") }() // b is not running
+		eventually(t, "c leads after the window", other.IsLeader)
+		if took := time.Since(start); took < ttl {
+			t.Fatalf("c led %v after the handoff to b, within b's window of %v", took, ttl)
+		}
+		if err := <-done; !errors.Is(err, ErrHandOffFailed) {
+			t.Fatalf("HandOff: %v, want ErrHandOffFailed", err)
+		}
+	})
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -26,36 +27,38 @@ func healthSays(t *testing.T, err error, want string) {
 // Health is an error before the start and after the stop, nil while the
 // engine makes progress, and an error while no store call works.
 func TestHealthFollowsProgress(t *testing.T) {
-	c := newCluster(t)
-	cand := NewCandidate(c.handle(), "health", "a", time.Second)
-	healthSays(t, cand.Health(time.Minute), "not started")
-	f := NewFollower(c.handle(), "health")
-	healthSays(t, f.Health(time.Minute), "not started")
-	if _, err := cand.Campaign(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := f.FollowElection(); err != nil {
-		t.Fatal(err)
-	}
-	if err := cand.Health(time.Minute); err != nil {
-		t.Fatalf("leader: %v", err)
-	}
-	if err := f.Health(time.Minute); err != nil {
-		t.Fatalf("follower: %v", err)
-	}
-	stopServer(c.name)
-	const bound = 300 * time.Millisecond
-	eventually(t, "the leader unhealthy", func() bool { return cand.Health(bound) != nil })
-	healthSays(t, cand.Health(bound), "no store call has worked")
-	eventually(t, "the follower unhealthy", func() bool { return f.Health(bound) != nil })
-	healthSays(t, f.Health(bound), "no store call has worked")
-	startServer(c.name)
-	eventually(t, "the candidate healthy again", func() bool { return cand.Health(bound) == nil })
-	eventually(t, "the follower healthy again", func() bool { return f.Health(bound) == nil })
-	cand.Stop()
-	f.Stop()
-	healthSays(t, cand.Health(time.Minute), "stopped")
-	healthSays(t, f.Health(time.Minute), "stopped")
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		cand := NewCandidate(c.handle(), "health", "a", time.Second)
+		healthSays(t, cand.Health(time.Minute), "not started")
+		f := NewFollower(c.handle(), "health")
+		healthSays(t, f.Health(time.Minute), "not started")
+		if _, err := cand.Campaign(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := f.FollowElection(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cand.Health(time.Minute); err != nil {
+			t.Fatalf("leader: %v", err)
+		}
+		if err := f.Health(time.Minute); err != nil {
+			t.Fatalf("follower: %v", err)
+		}
+		stopServer(c.name)
+		const bound = 300 * time.Millisecond
+		eventually(t, "the leader unhealthy", func() bool { return cand.Health(bound) != nil })
+		healthSays(t, cand.Health(bound), "no store call has worked")
+		eventually(t, "the follower unhealthy", func() bool { return f.Health(bound) != nil })
+		healthSays(t, f.Health(bound), "no store call has worked")
+		startServer(c.name)
+		eventually(t, "the candidate healthy again", func() bool { return cand.Health(bound) == nil })
+		eventually(t, "the follower healthy again", func() bool { return f.Health(bound) == nil })
+		cand.Stop()
+		f.Stop()
+		healthSays(t, cand.Health(time.Minute), "stopped")
+		healthSays(t, f.Health(time.Minute), "stopped")
+	})
 }
 
 // A leader still holding its lease past its deadline (its watchdog did not

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leadership-go/leadership/internal/overlap"
 	"github.com/leadership-go/leadership/store/memory"
 	"go.uber.org/goleak"
 )
@@ -216,73 +217,48 @@ func tokenAbove(t *testing.T, r *runner, old Term, what string) {
 }
 
 // exclusion checks, as often as it can, that no two candidates lead at
-// once: IsLeader is exact (it compares the lease's deadline with the clock),
-// so a sampled overlap is a real one.
+// once and that fencing tokens only grow (internal/overlap, the checker
+// leadershiptest uses too): CurrentTerm is exact (it compares the lease's
+// deadline with the clock), so a sampled overlap is a real one.
 type exclusion struct {
-	stop    chan struct{}
-	done    chan struct{}
+	c *overlap.Checker
+
 	mu      sync.Mutex
-	samples int
-	err     error
+	checked bool
 }
 
+// watchExclusion starts sampling cands, and returns once the first round of
+// samples is taken; the test's end checks it. In a synctest bubble the
+// sampler's pause moves the bubble's clock by exclusionEvery.
 func watchExclusion(t *testing.T, cands ...*Candidate) *exclusion {
-	x := &exclusion{stop: make(chan struct{}), done: make(chan struct{})}
-	go func() {
-		defer close(x.done)
-		for {
-			// Bracketed sampling: read every candidate forwards, then
-			// backwards, and count one as leader only if both reads show
-			// the same term. Two candidates counted were leaders at the
-			// same instant (between the two reads), however the sampler
-			// was scheduled.
-			first := make([]uint64, len(cands))
-			for i, c := range cands {
-				if term, ok := c.CurrentTerm(); ok {
-					first[i] = term.Token
-				}
-			}
-			var leaders []string
-			var tokens []uint64
-			for i := len(cands) - 1; i >= 0; i-- {
-				if term, ok := cands[i].CurrentTerm(); ok && first[i] == term.Token {
-					leaders = append(leaders, cands[i].node)
-					tokens = append(tokens, term.Token)
-				}
-			}
-			x.mu.Lock()
-			x.samples++
-			if len(leaders) > 1 && x.err == nil {
-				x.err = fmt.Errorf("two leaders at once: %v with terms %v", leaders, tokens)
-			}
-			x.mu.Unlock()
-			select {
-			case <-x.stop:
-				return
-			default:
-			}
-			time.Sleep(50 * time.Microsecond)
-		}
-	}()
+	ps := make([]overlap.Participant, len(cands))
+	for i, c := range cands {
+		ps[i] = overlap.Participant{Name: c.node, Term: func() (uint64, bool) {
+			term, ok := c.CurrentTerm()
+			return term.Token, ok
+		}}
+	}
+	x := &exclusion{c: overlap.Start(exclusionEvery, ps...)}
 	t.Cleanup(func() { x.check(t) })
 	return x
 }
 
+// exclusionEvery is the exclusion sampler's pause between two rounds.
+const exclusionEvery = 50 * time.Microsecond
+
+// check stops the sampler and fails the test on a violation; only the
+// first call reports.
 func (x *exclusion) check(t *testing.T) {
 	t.Helper()
-	select {
-	case <-x.stop:
-	default:
-		close(x.stop)
-	}
-	<-x.done
+	err := x.c.Stop()
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	if x.err != nil {
-		t.Error(x.err)
+	if x.checked {
+		return
 	}
-	if x.samples == 0 {
-		t.Error("exclusion checker took no sample")
+	x.checked = true
+	if err != nil {
+		t.Error(err)
 	}
 }
 

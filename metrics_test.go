@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
@@ -55,45 +56,47 @@ func (m *recordedMetrics) has(event string) bool {
 // The engine reports terms with their reasons, its store calls by
 // operation and outcome, and watch restarts.
 func TestMetricsHooks(t *testing.T) {
-	c := newCluster(t)
-	m := &recordedMetrics{}
-	a := NewCandidate(c.handle(), "metrics", "a", time.Second, WithMetrics(m))
-	t.Cleanup(a.Stop)
-	term, err := a.Campaign(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eventually(t, "a renewal", func() bool { return m.has("call metrics renew ok") })
-	a.Resign()
-	eventually(t, "the end", func() bool { return m.has(fmt.Sprintf("ended metrics a %d %v", term.Token, ErrResigned)) })
-	eventually(t, "the second term", func() bool { return m.has(fmt.Sprintf("began metrics a %d", term.Token+1)) })
-	stopServer(c.name)
-	eventually(t, "a failed read", func() bool { return m.has("call metrics get error") || m.has("call metrics renew error") })
-	startServer(c.name)
-	a.Stop()
-
-	// A watch that the store ends is opened again, and counted.
-	w := &endableWatches{Backend: c.handle()}
-	f := NewFollower(w, "metrics", WithMetrics(m))
-	if _, _, err := f.FollowElection(); err != nil {
-		t.Fatal(err)
-	}
-	defer f.Stop()
-	w.endAll()
-	eventually(t, "the watch reopened", func() bool { return m.has("watch restarted metrics") })
-	for _, want := range []string{
-		fmt.Sprintf("began metrics a %d", term.Token),
-		"call metrics get ok", "call metrics acquire ok", "call metrics watch ok", "call metrics release ok",
-	} {
-		if !m.has(want) {
-			t.Errorf("no %q in %q", want, m.events)
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		m := &recordedMetrics{}
+		a := NewCandidate(c.handle(), "metrics", "a", time.Second, WithMetrics(m))
+		t.Cleanup(a.Stop)
+		term, err := a.Campaign(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if len(m.waited) < 2 || m.waited[1] <= 0 {
-		t.Errorf("waited %v: the second term waited out the holdoff", m.waited)
-	}
+		eventually(t, "a renewal", func() bool { return m.has("call metrics renew ok") })
+		a.Resign()
+		eventually(t, "the end", func() bool { return m.has(fmt.Sprintf("ended metrics a %d %v", term.Token, ErrResigned)) })
+		eventually(t, "the second term", func() bool { return m.has(fmt.Sprintf("began metrics a %d", term.Token+1)) })
+		stopServer(c.name)
+		eventually(t, "a failed read", func() bool { return m.has("call metrics get error") || m.has("call metrics renew error") })
+		startServer(c.name)
+		a.Stop()
+
+		// A watch that the store ends is opened again, and counted.
+		w := &endableWatches{Backend: c.handle()}
+		f := NewFollower(w, "metrics", WithMetrics(m))
+		if _, _, err := f.FollowElection(); err != nil {
+			t.Fatal(err)
+		}
+		defer f.Stop()
+		w.endAll()
+		eventually(t, "the watch reopened", func() bool { return m.has("watch restarted metrics") })
+		for _, want := range []string{
+			fmt.Sprintf("began metrics a %d", term.Token),
+			"call metrics get ok", "call metrics acquire ok", "call metrics watch ok", "call metrics release ok",
+		} {
+			if !m.has(want) {
+				t.Errorf("no %q in %q", want, m.events)
+			}
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if len(m.waited) < 2 || m.waited[1] <= 0 {
+			t.Errorf("waited %v: the second term waited out the holdoff", m.waited)
+		}
+	})
 }
 
 // endableWatches is a store whose watches the test can end.

@@ -5,41 +5,44 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 // A leader's value reaches followers without a new term; a new value
 // replaces it, and the next term of the same candidate carries it too.
 func TestProclaimReachesFollowers(t *testing.T) {
-	c := newCluster(t)
-	w := c.follow("proclaim")
-	a := NewCandidate(c.handle(), "proclaim", "a", time.Second, WithValue("10.0.0.1:8080"))
-	t.Cleanup(a.Stop)
-	term, err := a.Campaign(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	obs := w.Status()
-	recvUntil(t, obs, "the first value", func(o Status) bool {
-		return o.Leader == "a" && o.Value == "10.0.0.1:8080" && o.Token == term.Token
-	})
-	if err := a.Proclaim(ctxT(t), "10.0.0.2:8080"); err != nil {
-		t.Fatal(err)
-	}
-	got := recvUntil(t, obs, "the new value", func(o Status) bool { return o.Value == "10.0.0.2:8080" })
-	if got.Token != term.Token || got.Leader != "a" {
-		t.Fatalf("the new value came with %+v; want the same term %d", got, term.Token)
-	}
-	if now, ok := a.CurrentTerm(); !ok || now.Token != term.Token {
-		t.Fatal("Proclaim started a new term")
-	}
-	if cur := w.Current(); cur.Value != "10.0.0.2:8080" {
-		t.Fatalf("Current() = %+v", cur)
-	}
-	a.Resign()
-	recvUntil(t, obs, "no leader, no value", func(o Status) bool { return o.Leader == "" && o.Value == "" })
-	recvUntil(t, obs, "a again, with its value", func(o Status) bool {
-		return o.Leader == "a" && o.Token > term.Token && o.Value == "10.0.0.2:8080"
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		w := c.follow("proclaim")
+		a := NewCandidate(c.handle(), "proclaim", "a", time.Second, WithValue("10.0.0.1:8080"))
+		t.Cleanup(a.Stop)
+		term, err := a.Campaign(ctxT(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		obs := w.Status()
+		recvUntil(t, obs, "the first value", func(o Status) bool {
+			return o.Leader == "a" && o.Value == "10.0.0.1:8080" && o.Token == term.Token
+		})
+		if err := a.Proclaim(ctxT(t), "10.0.0.2:8080"); err != nil {
+			t.Fatal(err)
+		}
+		got := recvUntil(t, obs, "the new value", func(o Status) bool { return o.Value == "10.0.0.2:8080" })
+		if got.Token != term.Token || got.Leader != "a" {
+			t.Fatalf("the new value came with %+v; want the same term %d", got, term.Token)
+		}
+		if now, ok := a.CurrentTerm(); !ok || now.Token != term.Token {
+			t.Fatal("Proclaim started a new term")
+		}
+		if cur := w.Current(); cur.Value != "10.0.0.2:8080" {
+			t.Fatalf("Current() = %+v", cur)
+		}
+		a.Resign()
+		recvUntil(t, obs, "no leader, no value", func(o Status) bool { return o.Leader == "" && o.Value == "" })
+		recvUntil(t, obs, "a again, with its value", func(o Status) bool {
+			return o.Leader == "a" && o.Token > term.Token && o.Value == "10.0.0.2:8080"
+		})
 	})
 }
 
@@ -70,20 +73,22 @@ func TestProclaimErrors(t *testing.T) {
 // A leader cut off from the store: Proclaim returns why the term ended,
 // or the context's cause.
 func TestProclaimWhileCutOff(t *testing.T) {
-	c := newCluster(t)
-	h := c.handle()
-	a := NewCandidate(h, "proclaim", "a", time.Second)
-	t.Cleanup(a.Stop)
-	if _, err := a.Campaign(ctxT(t)); err != nil {
-		t.Fatal(err)
-	}
-	h.Disconnect()
-	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	defer cancel()
-	if err := a.Proclaim(ctx, "v1"); !errors.Is(err, context.DeadlineExceeded) {
-		t.Fatalf("short context: %v", err)
-	}
-	if err := a.Proclaim(ctxT(t), "v2"); !errors.Is(err, ErrLeaseExpired) {
-		t.Fatalf("cut off until the deadline: %v", err)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		h := c.handle()
+		a := NewCandidate(h, "proclaim", "a", time.Second)
+		t.Cleanup(a.Stop)
+		if _, err := a.Campaign(ctxT(t)); err != nil {
+			t.Fatal(err)
+		}
+		h.Disconnect()
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		if err := a.Proclaim(ctx, "v1"); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("short context: %v", err)
+		}
+		if err := a.Proclaim(ctxT(t), "v2"); !errors.Is(err, ErrLeaseExpired) {
+			t.Fatalf("cut off until the deadline: %v", err)
+		}
+	})
 }

@@ -8,6 +8,7 @@ package leadership
 // checker (siminvariants_test.go) judges the invariants after every step.
 //
 //	go test -run 'TestSimulator' -v .                      # the CI share: 200 seeds
+//	go test -short -run 'TestSimulator' -v .               # a smoke run: 4 seeds
 //	go test -run 'TestSimulator' -sim.seed=N -v .          # replay one seed, printing its event log if it fails
 //	go test -run 'TestSimulator' -sim.seeds=5000 -sim.first=1000 .   # soak other seeds
 //
@@ -66,12 +67,32 @@ type simTotals struct {
 	residual             []string
 }
 
+// simShortSeeds is the seeds TestSimulator runs under -short, and
+// simShortReplays the seeds TestSimulatorReplaysExactly runs, unless
+// -sim.seeds or -sim.replays says otherwise.
+const simShortSeeds, simShortReplays = 4, 1
+
+// flagOr is n, or short under -short when the flag named was not set on
+// the command line.
+func flagOr(name string, n, short int) int {
+	if !testing.Short() {
+		return n
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	if set {
+		return n
+	}
+	return short
+}
+
 func TestSimulator(t *testing.T) {
-	seeds := make([]uint64, 0, *simSeeds)
+	n := flagOr("sim.seeds", *simSeeds, simShortSeeds)
+	seeds := make([]uint64, 0, n)
 	if *simSeed != 0 {
 		seeds = append(seeds, *simSeed)
 	} else {
-		for i := range *simSeeds {
+		for i := range n {
 			seeds = append(seeds, *simFirst+uint64(i))
 		}
 	}
@@ -1185,7 +1206,7 @@ var simReplays = flag.Int("sim.replays", 3, "TestSimulatorReplaysExactly: seeds 
 // is told apart by a third run, two of the three logs being identical.
 func TestSimulatorReplaysExactly(t *testing.T) {
 	const ttls = 100
-	for i := range *simReplays {
+	for i := range flagOr("sim.replays", *simReplays, simShortReplays) {
 		seed := *simFirst + uint64(i)
 		t.Run(fmt.Sprintf("seed=%d", seed), func(t *testing.T) {
 			t.Parallel()

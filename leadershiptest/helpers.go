@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/internal/overlap"
 )
 
 // env is one subtest: its own key, its own clients, its deadlines.
@@ -363,105 +364,43 @@ func names(cs []*cand) string {
 
 // exclusion samples CurrentTerm of every candidate as often as it can, for
 // as long as it runs, and records a violation of "at most one leader at any
-// instant" or of "fencing tokens only grow".
-//
-// The samples are taken one candidate after the other, so two candidates
-// seen leading in one round could in principle be a handover that happened
-// between the two samples. To report only certain overlaps, a candidate
-// counts as leading throughout the interval between two of its consecutive
-// samples that show the same term (a term's lease only ever moves later, and
-// every term has a new token); any other candidate seen leading by a sample
-// taken inside that interval overlapped with it.
+// instant" or of "fencing tokens only grow" (internal/overlap, the checker
+// the root package's tests use too).
 type exclusion struct {
-	cands   []*cand
-	stop    chan struct{}
-	done    chan struct{}
-	started chan struct{} // closed after the first round
+	c *overlap.Checker
 
 	mu      sync.Mutex
 	checked bool
-	samples int
-	err     error
-	tokens  []uint64 // every term seen, in order
 }
 
 // exclusion starts sampling cs, and returns once the first round of
 // samples is taken.
 func (e *env) exclusion(cs []*cand) *exclusion {
-	x := &exclusion{cands: cs, stop: make(chan struct{}), done: make(chan struct{}), started: make(chan struct{})}
-	go x.run()
-	<-x.started
+	ps := make([]overlap.Participant, len(cs))
+	for i, c := range cs {
+		ps[i] = overlap.Participant{Name: c.name, Term: func() (uint64, bool) {
+			term, ok := c.CurrentTerm()
+			return term.Token, ok
+		}}
+	}
+	x := &exclusion{c: overlap.Start(100*time.Microsecond, ps...)}
 	e.t.Cleanup(func() { x.check(e.t) })
 	return x
-}
-
-func (x *exclusion) run() {
-	defer close(x.done)
-	n := len(x.cands)
-	last := make([]uint64, n)    // token at the latest sample, 0 when not leading
-	lastTok := make([]uint64, n) // latest nonzero token seen
-	var maxTok uint64
-	for round := 0; ; round++ {
-		select {
-		case <-x.stop:
-			return
-		default:
-		}
-		for i, c := range x.cands {
-			var tok uint64
-			if term, ok := c.CurrentTerm(); ok {
-				tok = term.Token
-			}
-			x.mu.Lock()
-			x.samples++
-			if tok != 0 && tok != lastTok[i] {
-				// A term not seen before: its token must be above every
-				// token seen so far.
-				if tok <= maxTok && x.err == nil {
-					x.err = fmt.Errorf("%s leads term %d after term %d was seen: fencing tokens went backwards, or two leaders overlapped", c.name, tok, maxTok)
-				}
-				maxTok = max(maxTok, tok)
-				lastTok[i] = tok
-				x.tokens = append(x.tokens, tok)
-			}
-			if tok != 0 && round > 0 && tok == last[i] {
-				for j, t := range last {
-					if j != i && t != 0 && x.err == nil {
-						x.err = fmt.Errorf("two leaders at once: %s (term %d) and %s (term %d)", c.name, tok, x.cands[j].name, t)
-					}
-				}
-			}
-			x.mu.Unlock()
-			last[i] = tok
-		}
-		if round == 0 {
-			close(x.started)
-		}
-		time.Sleep(100 * time.Microsecond)
-	}
 }
 
 // check stops the sampler and fails the test on a violation. Only the
 // first call reports.
 func (x *exclusion) check(t *testing.T) {
 	t.Helper()
-	select {
-	case <-x.stop:
-	default:
-		close(x.stop)
-	}
-	<-x.done
+	err := x.c.Stop()
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	if x.checked {
 		return
 	}
 	x.checked = true
-	if x.err != nil {
-		t.Error(x.err)
-	}
-	if x.samples == 0 {
-		t.Error("the exclusion sampler took no sample")
+	if err != nil {
+		t.Error(err)
 	}
 }
 

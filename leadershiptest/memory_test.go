@@ -51,11 +51,27 @@ var (
 	_ leadershiptest.Restarter = memoryBackend{}
 )
 
+// shortSuite shrinks the suite's soak-like counts under -short: the
+// ManyElections subtest and the elections before a wipe take most of a
+// run on the embedded store.
+func shortSuite(t *testing.T) {
+	if !testing.Short() {
+		return
+	}
+	many, before := leadershiptest.ManyElections, leadershiptest.ElectionsBeforeWipe
+	leadershiptest.ManyElections, leadershiptest.ElectionsBeforeWipe = 100, 30
+	t.Cleanup(func() { leadershiptest.ManyElections, leadershiptest.ElectionsBeforeWipe = many, before })
+}
+
 func TestMemory(t *testing.T) {
+	shortSuite(t)
 	leadershiptest.Run(t, memoryBackend{name: fmt.Sprintf("leadershiptest-%d", time.Now().UnixNano())})
 }
 
 // The same suite on a store that loses its data when it restarts.
 func TestMemoryLosingDataOnRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: TestMemory runs the suite once; the root package's TestStoreThatLostItsDataRecovers and the simulator cover a store that loses its data")
+	}
 	leadershiptest.Run(t, memoryBackend{name: fmt.Sprintf("leadershiptest-lose-%d", time.Now().UnixNano()), loseData: true})
 }

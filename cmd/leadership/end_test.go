@@ -54,6 +54,9 @@ func TestEndForeignValue(t *testing.T) {
 // TestDelete checks that delete ends a running election (its followers
 // exit with 4) and then removes the key.
 func TestDelete(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits out the end notice (3 s and more) in real time")
+	}
 	storeURL, storeName := memoryURL(t)
 	f := startInProcess(t.Context(), t, "follow", "--store", storeURL, "--key", "k")
 	startCandidate(t, storeName, "k", "10.0.0.1:80", time.Second)

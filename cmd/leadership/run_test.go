@@ -177,6 +177,9 @@ func TestRunLostLeaseStopsChildFirst(t *testing.T) {
 // TestRunRestart checks that with --restart a child exiting by itself is
 // started again at the next term.
 func TestRunRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("-short: waits out the restart backoff in real time")
+	}
 	storeURL, _ := memoryURL(t)
 	records, argv := recordingChild(t)
 	t.Setenv(childExitEnv, "0")
