@@ -1,7 +1,9 @@
 // Package leadership elects one leader among many processes on top of a
 // distributed key/value store reached through valkeyrie's store.Store:
 // etcd, Consul, ZooKeeper, Redis, PostgreSQL, or the embedded in-memory
-// store ("memory", always registered by this package).
+// store. Each adapter lives in its own package and registers itself with
+// valkeyrie when imported: import store/memory (registered as "memory") or
+// the adapter of your store; this package imports none of them.
 //
 // A Candidate runs for election and reports on a channel whether it leads;
 // a Follower reports who leads. The API of docker/leadership works as it
@@ -34,9 +36,3 @@
 // engine keeps them on stores that get some of their own primitives wrong.
 package leadership
 
-import (
-	// The embedded store is the default backend: registering it here makes
-	// valkeyrie.NewStore(ctx, "memory", []string{"NAME"}, nil) work for
-	// every program that imports this package.
-	_ "github.com/leadership-go/leadership/store/memory"
-)

@@ -261,7 +261,7 @@ func parseFlags(args []string) (*config, error) {
 func commandLine(args []string) string {
 	prog := os.Args[0]
 	if strings.Contains(prog, "go-build") {
-		prog = "go run ./bench"
+		prog = "go -C bench run ."
 	}
 	parts := []string{prog}
 	for _, a := range args {

@@ -11,9 +11,46 @@
 #
 # LEADERSHIP_SERVERS=0 skips the servers: the backend tests then skip
 # themselves and only what needs no server runs.
+#
+# Every Go module of the repository with tests is tested: `./...` stops at
+# a nested go.mod, so each module in the list below gets its own go vet and
+# go test, run from its directory. Adding a module is one line there.
+# `scripts/test.sh --modules` prints the list (.ci/run downloads each one's
+# dependencies).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
+
+# modules: the directories of the Go modules this script tests, from the
+# repository root.
+modules=(
+	.
+	bench
+)
+
+# untested: modules with no tests, built elsewhere (tools/consul: by
+# `scripts/servers.sh install consul`).
+untested=(
+	tools/consul
+)
+
+if [[ ${1-} == --modules ]]; then
+	printf '%s\n' "${modules[@]}"
+	exit 0
+fi
+
+# A go.mod in neither list is a module nobody tests: say so rather than skip
+# it (go.mod files under testdata are no modules to the go command).
+gomods() {
+	git ls-files --cached --others --exclude-standard -- go.mod '*/go.mod' 2>/dev/null ||
+		find . -name go.mod -not -path './.*' -printf '%P\n'
+}
+while IFS= read -r gomod; do
+	[[ $gomod != *testdata/* ]] || continue
+	dir=$(dirname "$gomod")
+	[[ " ${modules[*]} ${untested[*]} " == *" $dir "* ]] ||
+		{ echo "scripts/test.sh: $dir/go.mod is in neither modules nor untested" >&2; exit 2; }
+done < <(gomods)
 
 module=$(go list -m)
 
@@ -31,25 +68,41 @@ servers_for() {
 	esac
 }
 
-go vet ./...
+for m in "${modules[@]}"; do
+	(cd "$m" && go vet ./...)
+done
 
-mapfile -t packages < <(go list ./...)
-
+failed=0
 if [[ ${LEADERSHIP_SERVERS:-1} == 0 ]]; then
-	exec go test -race -count=1 -p 1 -timeout 40m "$@" ./...
+	for m in "${modules[@]}"; do
+		(cd "$m" && go test -race -count=1 -p 1 -timeout 40m "$@" ./...) || failed=1
+	done
+	exit "$failed"
 fi
+
+# packages: "MODULE-DIR PACKAGE" per line, every package of every module.
+packages=()
+for m in "${modules[@]}"; do
+	while IFS= read -r p; do
+		packages+=("$m $p")
+	done < <(cd "$m" && go list ./...)
+done
 
 scripts/servers.sh install all
 trap 'scripts/servers.sh stop >/dev/null 2>&1 || true' EXIT
 export LEADERSHIP_RESTART_SERVERS=1
 
-# Packages without servers first, in one go test run.
-serverless=()
-for p in "${packages[@]}"; do
-	[[ -n $(servers_for "$p") ]] || serverless+=("$p")
+# Packages without servers first, one go test run per module.
+for m in "${modules[@]}"; do
+	serverless=()
+	for mp in "${packages[@]}"; do
+		[[ ${mp%% *} == "$m" ]] || continue
+		p=${mp#* }
+		[[ -n $(servers_for "$p") ]] || serverless+=("$p")
+	done
+	((${#serverless[@]})) || continue
+	(cd "$m" && go test -race -count=1 -p 1 -timeout 40m "$@" "${serverless[@]}") || failed=1
 done
-failed=0
-go test -race -count=1 -p 1 -timeout 40m "$@" "${serverless[@]}" || failed=1
 
 # secured_runs: store/open's secured suites, one backend at a time, each
 # beside only the servers it uses ("servers|tests" per line): a TLS
@@ -65,31 +118,33 @@ secured_runs() {
 	RUNS
 }
 
-# run_with SERVERS PACKAGE [go test args]: the package's tests with only
-# SERVERS running.
+# run_with SERVERS MODULE-DIR PACKAGE [go test args]: the package's tests
+# with only SERVERS running.
 run_with() {
-	local need=$1 p=$2
-	shift 2
+	local need=$1 m=$2 p=$3
+	shift 3
 	scripts/servers.sh stop >/dev/null
 	# shellcheck disable=SC2086
 	scripts/servers.sh start $need
 	(
 		eval "$(scripts/servers.sh env)"
+		cd "$m"
 		go test -race -count=1 -timeout 40m "$@" "$p"
 	)
 }
 
 # Then each backend package with its servers alone.
-for p in "${packages[@]}"; do
+for mp in "${packages[@]}"; do
+	m=${mp%% *} p=${mp#* }
 	need=$(servers_for "$p")
 	[[ -n $need ]] || continue
 	if [[ $p == "$module/store/open" ]]; then
-		run_with "$need" "$p" -skip '^(TestSecure|TestConsulTokenMasked)' "$@" || failed=1
+		run_with "$need" "$m" "$p" -skip '^(TestSecure|TestConsulTokenMasked)' "$@" || failed=1
 		while IFS='|' read -r servers tests; do
-			run_with "$servers" "$p" -run "$tests" "$@" || failed=1
+			run_with "$servers" "$m" "$p" -run "$tests" "$@" || failed=1
 		done < <(secured_runs)
 		continue
 	fi
-	run_with "$need" "$p" "$@" || failed=1
+	run_with "$need" "$m" "$p" "$@" || failed=1
 done
 exit "$failed"
