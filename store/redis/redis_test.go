@@ -35,7 +35,7 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestOpenUnreachable(t *testing.T) {
-	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: storetest.NamesFirstEndpoint})
+	storetest.OpenUnreachable(t, netConfig.Dialer(storetest.Erase(Open)), storetest.Unreachable{Names: storetest.NamesFirstEndpoint})
 }
 
 // netConfig is the Config of endpoints and timeouts alone.

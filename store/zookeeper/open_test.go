@@ -33,7 +33,7 @@ func TestConfigDefaults(t *testing.T) {
 
 func TestOpenUnreachable(t *testing.T) {
 	storetest.NoLeaks(t)
-	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
+	storetest.OpenUnreachable(t, netConfig.Dialer(storetest.Erase(Open)), storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
 }
 
 // netConfig is the Config of endpoints and timeouts alone.

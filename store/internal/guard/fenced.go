@@ -16,6 +16,12 @@ type Fenced struct {
 	putter fenced.Putter
 }
 
+// NewFenced guards s as Wrap does, with p making its fenced writes: the
+// layer every adapter's *Store embeds.
+func NewFenced(s store.Store, p fenced.Putter, timeout time.Duration) *Fenced {
+	return &Fenced{Store: Wrap(s, timeout), putter: p}
+}
+
 // WrapFenced guards s as Wrap does. When p is not nil, p makes the fenced
 // writes of s (usually p is s itself, or the layer of s that can reach the
 // server's transactions) and the result is a *Fenced; otherwise it is a
@@ -38,13 +44,10 @@ func (f *Fenced) FencedPut(ctx context.Context, key string, value []byte, guardK
 	return err
 }
 
-// Unwrap returns the store that s guards, when s is a *Store or a
-// *Fenced, or nil.
+// Unwrap returns the store that s guards, when s is a *Store, a *Fenced,
+// or a type that embeds one (an adapter's *Store), or nil.
 func Unwrap(s store.Store) store.Store {
-	switch g := s.(type) {
-	case *Store:
-		return g.Unwrap()
-	case *Fenced:
+	if g, ok := s.(interface{ Unwrap() store.Store }); ok {
 		return g.Unwrap()
 	}
 	return nil
