@@ -478,7 +478,7 @@ func TestWrapValkeyrieStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Wrap(kv, time.Second)
+	s := wrap(kv, time.Second)
 	defer s.Close()
 	key := uniqueKey(t)
 	defer func() { _ = s.Delete(context.Background(), key) }()

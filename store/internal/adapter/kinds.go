@@ -38,6 +38,9 @@ type Kind struct {
 	// Raw is the client library's error (such as etcd's
 	// rpctypes.ErrPermissionDenied).
 	Raw error
+	// Match, when set, is used instead of Raw: it reports whether an
+	// error is of the kind (such as a server reply's error code).
+	Match func(error) bool
 	// Sentinel is the adapter's own (such as etcd.ErrPermissionDenied),
 	// which matches the shared vocabulary.
 	Sentinel error
@@ -50,7 +53,7 @@ func Refine(err error, kinds []Kind) error {
 		return nil
 	}
 	for _, k := range kinds {
-		if errors.Is(err, k.Raw) {
+		if k.Match != nil && k.Match(err) || k.Match == nil && errors.Is(err, k.Raw) {
 			return Tag(err, k.Sentinel)
 		}
 	}

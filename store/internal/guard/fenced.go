@@ -2,6 +2,7 @@ package guard
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
@@ -16,8 +17,13 @@ type Fenced struct {
 	putter fenced.Putter
 }
 
-// NewFenced guards s as Wrap does, with p making its fenced writes: the
-// layer every adapter's *Store embeds.
+// ErrNotFenced is FencedPut's error on a *Fenced made by NewFenced without
+// a fenced.Putter: the store cannot make fenced writes.
+var ErrNotFenced = errors.New("the store cannot make fenced writes")
+
+// NewFenced guards s as Wrap does, with p making its fenced writes (nil:
+// FencedPut fails with ErrNotFenced): the layer every adapter's *Store
+// embeds.
 func NewFenced(s store.Store, p fenced.Putter, timeout time.Duration) *Fenced {
 	return &Fenced{Store: Wrap(s, timeout), putter: p}
 }
@@ -38,6 +44,9 @@ func WrapFenced(s store.Store, p fenced.Putter, timeout time.Duration) store.Sto
 // land, but only if the guard held: the check and the write are one
 // operation of the store.
 func (f *Fenced) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
+	if f.putter == nil {
+		return ErrNotFenced
+	}
 	_, err := call(f.Store, ctx, func(ctx context.Context) (none, error) {
 		return none{}, f.putter.FencedPut(ctx, key, value, guardKey, guard)
 	})
