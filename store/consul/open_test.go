@@ -42,9 +42,6 @@ func TestConfigDefaults(t *testing.T) {
 	if st.scheme != "https" || st.tls == cfg || st.tls.ServerName != "consul" {
 		t.Fatalf("TLS: scheme %q, config %p (given %p)", st.scheme, st.tls, cfg)
 	}
-	if Scheme != "consul" {
-		t.Fatalf("Scheme = %q", Scheme)
-	}
 }
 
 func TestOpenUnreachable(t *testing.T) {
