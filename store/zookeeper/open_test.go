@@ -26,9 +26,6 @@ func TestConfigDefaults(t *testing.T) {
 	if st.sessionTimeout != DefaultSessionTimeout || st.dialTimeout != DefaultDialTimeout || st.requestTimeout != DefaultRequestTimeout {
 		t.Fatalf("defaults not applied: %+v", st)
 	}
-	if Scheme != "zk" {
-		t.Fatalf("Scheme = %q", Scheme)
-	}
 }
 
 func TestOpenUnreachable(t *testing.T) {
