@@ -4,13 +4,7 @@ import (
 	"context"
 	"sync"
 	"time"
-
-	"github.com/kvtools/valkeyrie"
-	"github.com/kvtools/valkeyrie/store"
 )
-
-// StoreName is the name under which the store is registered with valkeyrie.
-const StoreName = "memory"
 
 // DefaultLockTTL is the lock TTL used when LockOptions.TTL is not positive.
 const DefaultLockTTL = 15 * time.Second
@@ -26,10 +20,6 @@ type Config struct {
 	// process share one backend. Open needs it; New takes the name from
 	// endpoints[0] and uses Name only when endpoints is empty.
 	Name string
-}
-
-func init() {
-	valkeyrie.Register(StoreName, New)
 }
 
 // registry maps backend names to the backends shared by every handle opened
@@ -61,30 +51,6 @@ func InUse(name string) bool {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	return registry.backends[name] != nil
-}
-
-// New is the valkeyrie constructor of the store. endpoints[0] names the
-// backend: handles opened with the same name share one backend. options must
-// be nil or a *Config. The returned value is a *Store.
-func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (store.Store, error) {
-	var cfg Config
-	if options != nil {
-		c, ok := options.(*Config)
-		if !ok {
-			return nil, &store.InvalidConfigurationError{Store: StoreName, Config: options}
-		}
-		if c != nil {
-			cfg = *c
-		}
-	}
-	if len(endpoints) > 0 {
-		cfg.Name = endpoints[0]
-	}
-	s, err := Open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
 }
 
 // Open returns a new handle on the backend cfg.Name, creating the backend if
