@@ -85,6 +85,12 @@ func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("%s not reachable: %v", msg, e.Err)
 }
 
+// Is reports whether target is the shared store.ErrTLS and Err a TLS
+// failure (see TLSFailure).
+func (e *UnreachableError) Is(target error) bool {
+	return target == lstore.ErrTLS && TLSFailure(e.Err)
+}
+
 // Unwrap returns store.ErrNotReachable (the shared vocabulary's
 // ErrUnreachable) and the underlying error.
 func (e *UnreachableError) Unwrap() []error { return []error{store.ErrNotReachable, e.Err} }
