@@ -44,10 +44,7 @@ func wrapOwn(s store.Store, client *goredis.Client, db int, requestTimeout time.
 	f := newFixed(s, requestTimeout)
 	f.own = client
 	f.hub = newHub(client, db, clientReader{client}, requestTimeout)
-	if fp := fence(f, s); fp != nil {
-		return guard.NewFenced(f, fp, requestTimeout)
-	}
-	return guard.NewFenced(f, nil, requestTimeout)
+	return guard.NewFenced(f, fence(f, s), requestTimeout)
 }
 
 // fence returns s's fenced writes, or nil if s cannot make them; f, which
