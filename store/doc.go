@@ -12,8 +12,8 @@
 // can make them, and Close. Their Config types name the common parts
 // alike: Endpoints, Username, Password (Token for Consul), TLS
 // (*tls.Config), DialTimeout and RequestTimeout. What only valkeyrie needs
-// (registration under a store name, its constructor New) is in each
-// adapter's valkeyrie.go.
+// (registration under its StoreName, through which valkeyrie.NewStore
+// opens it) is in each adapter's valkeyrie.go.
 //
 // So a caller can tell the kinds of failure apart whatever the backend:
 //

@@ -1,23 +1,12 @@
 package etcd
 
-import (
-	"context"
+import "github.com/leadership-go/leadership/store/internal/adapter"
 
-	"github.com/kvtools/valkeyrie"
-	"github.com/kvtools/valkeyrie/store"
-
-	"github.com/leadership-go/leadership/store/internal/adapter"
-)
-
-// StoreName is the name under which New is registered with valkeyrie
-// (kvtools' own etcd store has "etcdv3").
+// StoreName is the name under which importing the package registers the
+// store with valkeyrie (kvtools' own etcd store has "etcdv3"):
+// valkeyrie.NewStore(ctx, StoreName, endpoints, options) is Open with
+// options (nil, or a *Config) and the endpoints, when given, as its
+// Endpoints. The store.Store it returns is a *Store.
 const StoreName = "leadership-etcd"
 
-func init() { valkeyrie.Register(StoreName, New) }
-
-// New is the valkeyrie constructor of the store: Open with options (nil,
-// or a *Config) whose Endpoints are endpoints when given. The returned
-// value is a *Store.
-func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (store.Store, error) {
-	return adapter.New(ctx, StoreName, endpoints, options, func(c *Config, eps []string) { c.Endpoints = eps }, Open)
-}
+func init() { adapter.Register(StoreName, Open, func(c *Config, eps []string) { c.Endpoints = eps }) }

@@ -12,7 +12,7 @@ import (
 )
 
 var (
-	// ErrNoName is returned by New and Open when no backend name is given
+	// ErrNoName is returned by Open (and valkeyrie.NewStore) when no backend name is given
 	// (no endpoint, or an empty first endpoint). It matches the shared
 	// store.ErrInvalidConfig.
 	ErrNoName = adapter.Sentinel("memory: a backend name is required as the first endpoint", lstore.ErrInvalidConfig)

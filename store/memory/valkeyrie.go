@@ -1,22 +1,12 @@
 package memory
 
-import (
-	"context"
+import "github.com/leadership-go/leadership/store/internal/adapter"
 
-	"github.com/kvtools/valkeyrie"
-	"github.com/kvtools/valkeyrie/store"
-
-	"github.com/leadership-go/leadership/store/internal/adapter"
-)
-
-// StoreName is the name under which New is registered with valkeyrie.
+// StoreName is the name under which importing the package registers the
+// store with valkeyrie: valkeyrie.NewStore(ctx, StoreName, endpoints,
+// options) is Open with options (nil, or a *Config) and the endpoints,
+// when given, as its Name (the first one: handles opened with one name
+// share one backend). The store.Store it returns is a *Store.
 const StoreName = "memory"
 
-func init() { valkeyrie.Register(StoreName, New) }
-
-// New is the valkeyrie constructor of the store: Open with options (nil,
-// or a *Config) whose Name is endpoints[0] when given. Handles opened with
-// the same name share one backend. The returned value is a *Store.
-func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (store.Store, error) {
-	return adapter.New(ctx, StoreName, endpoints, options, func(c *Config, eps []string) { c.Name = eps[0] }, Open)
-}
+func init() { adapter.Register(StoreName, Open, func(c *Config, eps []string) { c.Name = eps[0] }) }

@@ -40,9 +40,9 @@ const (
 	maxNameLen  = 63
 )
 
-// Config is the configuration accepted by Open and New. Every field but
-// DSN (or Endpoints) may be left zero for its default (New also takes a
-// nil *Config).
+// Config is the configuration accepted by Open and by valkeyrie.NewStore
+// under StoreName. Every field but DSN (or Endpoints) may be left zero
+// for its default (valkeyrie.NewStore also takes a nil *Config).
 type Config struct {
 	// Endpoints, when set, are the servers' addresses, host:port, tried in
 	// order: they replace the hosts and ports of the DSN, each with the
@@ -58,7 +58,7 @@ type Config struct {
 	// DSN is the PostgreSQL DSN or URL that Open connects to, as pgx takes
 	// it ("postgres://user:pass@host:5432/db?sslmode=verify-full&sslrootcert=CA").
 	// A password or client key is never sent without verified TLS unless
-	// it says sslmode=disable (see ErrInsecure). New takes its first
+	// it says sslmode=disable (see ErrInsecure). valkeyrie.NewStore takes its first
 	// endpoint in its place when given one.
 	DSN string
 

@@ -15,12 +15,12 @@ import (
 const backend = "postgres"
 
 var (
-	// ErrNoEndpoint is returned by New when no endpoint (DSN) is given, and
-	// by Open for an empty DSN.
-	// It matches the shared store.ErrInvalidConfig.
+	// ErrNoEndpoint is returned by Open for an empty DSN without
+	// Endpoints (and by valkeyrie.NewStore without an endpoint). It
+	// matches the shared store.ErrInvalidConfig.
 	ErrNoEndpoint = adapter.Sentinel("postgres: a DSN is required as the first endpoint", lstore.ErrInvalidConfig)
 
-	// ErrInvalidConfig is wrapped by the errors New and Open return for an
+	// ErrInvalidConfig is wrapped by the errors Open returns for an
 	// unusable DSN or Config (bad table, schema or channel name, negative
 	// durations).
 	// It matches the shared store.ErrInvalidConfig.

@@ -72,7 +72,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return open(ctx, cfg.DSN, &cfg)
 }
 
-// open is Open on dsn (New ignores cfg.DSN: its endpoint is the DSN).
+// open is Open on dsn.
 func open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	if dsn == "" && (cfg == nil || len(cfg.Endpoints) == 0) {
 		return nil, ErrNoEndpoint

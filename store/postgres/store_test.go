@@ -70,14 +70,14 @@ func TestBadConfig(t *testing.T) {
 	ctx := context.Background()
 
 	for _, opt := range []any{"table", Config{}, &struct{}{}, 42} {
-		_, err := New(ctx, []string{"postgres://x@127.0.0.1:1/db"}, opt)
+		_, err := valkeyrie.NewStore(ctx, StoreName, []string{"postgres://x@127.0.0.1:1/db"}, opt)
 
 		var ice *store.InvalidConfigurationError
 		require.ErrorAs(t, err, &ice, "%T", opt)
 		assert.Equal(t, StoreName, ice.Store)
 	}
 
-	_, err := New(ctx, nil, nil)
+	_, err := valkeyrie.NewStore(ctx, StoreName, nil, nil)
 	require.ErrorIs(t, err, ErrNoEndpoint)
 
 	_, err = Open(ctx, Config{})

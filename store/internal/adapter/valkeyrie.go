@@ -7,8 +7,18 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 )
 
-// New is the body of every adapter's valkeyrie constructor (New in its
-// valkeyrie.go): options must be nil or a *C, else the error is valkeyrie's
+// Register registers with valkeyrie, under name, the constructor of an
+// adapter whose Open is open: valkeyrie.NewStore(ctx, name, endpoints,
+// options) opens the store (see New). Every adapter's valkeyrie.go calls
+// it from init.
+func Register[C any, S store.Store](name string, open func(context.Context, C) (S, error), set func(*C, []string)) {
+	valkeyrie.Register(name, func(ctx context.Context, endpoints []string, options valkeyrie.Config) (store.Store, error) {
+		return New(ctx, name, endpoints, options, set, open)
+	})
+}
+
+// New is the valkeyrie constructor of an adapter registered by Register:
+// options must be nil or a *C, else the error is valkeyrie's
 // *store.InvalidConfigurationError naming name; endpoints, when given,
 // are put in the Config by set; open is the adapter's Open. A failed open
 // returns a nil store.Store, not a typed nil.
