@@ -2,16 +2,15 @@ package consul
 
 import (
 	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
-	// Scheme is the URL scheme naming this backend ("consul://host:port"),
-	// and the name kvtools/consul registers its store under with valkeyrie.
-	Scheme = "consul"
-
 	// DefaultDialTimeout bounds Open (connection, TLS handshake and the
 	// first round trip), and each TCP connection and TLS handshake later,
 	// when Config.DialTimeout is zero.
@@ -95,3 +94,27 @@ func (c Config) resolve() (settings, error) {
 	}
 	return st, adapter.CheckDialRequest(ErrInvalidConfig, &st.dialTimeout, &st.requestTimeout)
 }
+
+// configNoMethods is Config without its methods, for the encodings below.
+type configNoMethods Config
+
+// masked is c with its secrets masked.
+func (c Config) masked() configNoMethods {
+	m := configNoMethods(c)
+	m.Token = adapter.MaskString(m.Token)
+	return m
+}
+
+// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
+func (c Config) Format(f fmt.State, verb rune) {
+	adapter.FormatMasked(f, verb, c.masked(), "consul.configNoMethods", "consul.Config")
+}
+
+// GoString is %#v of c, its secrets masked.
+func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
+
+// MarshalJSON encodes c with its secrets masked.
+func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
+
+// LogValue is c for log/slog, its secrets masked.
+func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

@@ -188,8 +188,8 @@
 //     closed (:374-419): valkeyrie's testsuite leaves four renewing
 //     goroutines behind.
 //
-// Wrap applies what can be fixed from outside to such a store (see Wrap);
-// the rest remains.
+// This package's tests document them on kvtools' store, with what can be
+// fixed from outside applied; Open does not use kvtools.
 //
 // # Limits
 //

@@ -24,7 +24,7 @@ func TestElectionSmokeWrapped(t *testing.T) {
 	addr := agent(t)
 	key := freshKey("leader")
 	storetest.CleanupTree(t, openOn(t, addr), storetest.Dir(key))
-	electiontest.Smoke(t, key, func(t *testing.T) store.Store { return Wrap(kvtoolsStore(t, addr), 5*time.Second) })
+	electiontest.Smoke(t, key, func(t *testing.T) store.Store { return wrap(kvtoolsStore(t, addr), 5*time.Second) })
 }
 
 // raw is kvtools/consul's store, as valkeyrie.NewStore("consul") makes it,
@@ -59,5 +59,5 @@ func TestFencedPut(t *testing.T) {
 
 // kvtools' store, given to Wrap, cannot write fenced.
 func TestWrappedNotFenced(t *testing.T) {
-	storetest.NotFenced(t, Wrap(kvtoolsStore(t, agent(t)), time.Second))
+	storetest.NotFenced(t, wrap(kvtoolsStore(t, agent(t)), time.Second))
 }

@@ -2,35 +2,34 @@ package consul
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/kvtools/valkeyrie/store"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
+// backend names Consul in messages.
+const backend = "consul"
+
 var (
 	// ErrInvalidConfig is wrapped by the errors Open returns for an unusable
-	// Config.
-	ErrInvalidConfig = errors.New("consul: invalid configuration")
+	// Config. It matches the shared store.ErrInvalidConfig.
+	ErrInvalidConfig = adapter.Sentinel("consul: invalid configuration", lstore.ErrInvalidConfig)
 
 	// ErrEmptyKey is returned for a key that is empty once its leading
 	// slashes are trimmed.
 	ErrEmptyKey = errors.New("consul: empty key")
 
 	// ErrClosed is returned by calls on a closed store.
-	// errors.Is(ErrClosed, store.ErrNotReachable) is true.
-	ErrClosed = fmt.Errorf("consul: store closed: %w", store.ErrNotReachable)
+	// errors.Is(ErrClosed, store.ErrNotReachable) is true, and so are
+	// the shared store.ErrClosed and store.ErrUnreachable.
+	ErrClosed = adapter.Sentinel("consul: store closed: "+store.ErrNotReachable.Error(), lstore.ErrClosed, store.ErrNotReachable)
 
 	// ErrNoLeader is wrapped by Open's error when the agent answers but its
 	// cluster has no leader (no consistent read or write can be served).
-	ErrNoLeader = errors.New("consul: the cluster has no leader")
-
-	// ErrUnverifiedWrite is returned by AtomicPut on a store made by Wrap
-	// when the compare-and-swap succeeded but the pair read back afterwards
-	// is not the value written (another write came in between): the write
-	// landed, but its index is unknown. Read the key to go on.
-	ErrUnverifiedWrite = errors.New("consul: write succeeded but its index could not be verified")
+	// It matches store.ErrNotReachable (the shared store.ErrUnreachable).
+	ErrNoLeader = adapter.Sentinel("consul: the cluster has no leader", lstore.ErrUnreachable)
 )
 
 // UnreachableError reports that the Consul agent at Endpoints could not be
@@ -47,5 +46,5 @@ type ConfigError = adapter.ConfigError
 
 // unreachable is the *UnreachableError of op.
 func unreachable(op string, endpoints []string, err error) error {
-	return &UnreachableError{Backend: "consul", Op: op, Endpoints: endpoints, Err: err}
+	return &UnreachableError{Backend: backend, Op: op, Endpoints: endpoints, Err: err}
 }

@@ -42,14 +42,11 @@ func TestConfigDefaults(t *testing.T) {
 	if st.scheme != "https" || st.tls == cfg || st.tls.ServerName != "consul" {
 		t.Fatalf("TLS: scheme %q, config %p (given %p)", st.scheme, st.tls, cfg)
 	}
-	if Scheme != "consul" {
-		t.Fatalf("Scheme = %q", Scheme)
-	}
 }
 
 func TestOpenUnreachable(t *testing.T) {
 	storetest.NoLeaks(t)
-	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
+	storetest.OpenUnreachable(t, netConfig.Dialer(storetest.Erase(Open)), storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
 }
 
 // netConfig is the Config of endpoints and timeouts alone.

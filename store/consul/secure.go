@@ -10,34 +10,38 @@ import (
 
 	"github.com/hashicorp/consul/api"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 var (
 	// ErrPermissionDenied is matched by the error (an *ACLError) of a
 	// call the agent refused because its ACL token lacks a right, such as
-	// key:write on the election's key.
-	ErrPermissionDenied = errors.New("consul: permission denied")
+	// key:write on the election's key. It matches the shared
+	// store.ErrPermission.
+	ErrPermissionDenied = adapter.Sentinel("consul: permission denied", lstore.ErrPermission)
 
 	// ErrTokenNotFound is matched by the error (an *ACLError) of a call
 	// made with an ACL token the agent does not know ("ACL not found"): a
 	// mistyped or deleted token, or one of another cluster. Open checks
-	// the token, so it reports this at once.
-	ErrTokenNotFound = errors.New("consul: ACL token not found")
+	// the token, so it reports this at once. It matches the shared
+	// store.ErrAuth.
+	ErrTokenNotFound = adapter.Sentinel("consul: ACL token not found", lstore.ErrAuth)
 
 	// ErrServerCertificate is matched by the error of a call whose TLS
 	// handshake failed because the agent's certificate is not trusted:
 	// signed by a CA not given (Config.TLS.RootCAs; ca=FILE in a URL),
 	// expired, or not issued for the name dialled. The error is a
-	// *CertificateError, wrapped in an *UnreachableError.
-	ErrServerCertificate = errors.New("consul: the agent's TLS certificate is not trusted")
+	// *CertificateError, wrapped in an *UnreachableError. It matches the
+	// shared store.ErrTLS.
+	ErrServerCertificate = adapter.Sentinel("consul: the agent's TLS certificate is not trusted", lstore.ErrTLS)
 
 	// ErrClientCertificate is matched by the error of a call whose TLS
 	// handshake failed because the agent refused the client certificate
 	// (signed by a CA it does not trust, expired) or requires one and
 	// none was given. The error is a *CertificateError, wrapped in an
-	// *UnreachableError.
-	ErrClientCertificate = errors.New("consul: the agent refused the client certificate")
+	// *UnreachableError. It matches the shared store.ErrTLS.
+	ErrClientCertificate = adapter.Sentinel("consul: the agent refused the client certificate", lstore.ErrTLS)
 )
 
 // ACLError is a request the agent refused because of its ACL token: the

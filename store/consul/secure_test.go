@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/hashicorp/consul/api"
+
+	lstore "github.com/leadership-go/leadership/store"
 )
 
 // The agent's ACL messages become *ACLError naming the right missing.
@@ -70,7 +72,7 @@ func TestFilteredReadIsDenied(t *testing.T) {
 	defer s.Close()
 	_, err = s.Get(context.Background(), "secure/x", nil)
 	var e *ACLError
-	if !errors.Is(err, ErrPermissionDenied) || !errors.As(err, &e) || e.Permission != "key:read" || e.Resource != "secure/x" || e.Op != "get" {
+	if !errors.Is(err, ErrPermissionDenied) || !errors.Is(err, lstore.ErrPermission) || !errors.As(err, &e) || e.Permission != "key:read" || e.Resource != "secure/x" || e.Op != "get" {
 		t.Fatalf("Get = %v, want ErrPermissionDenied for key:read on secure/x", err)
 	}
 	t.Log(err)

@@ -23,6 +23,16 @@ import (
 	"github.com/leadership-go/leadership/store/internal/watch"
 )
 
+// Store is an open Consul store: it implements valkeyrie's store.Store
+// (and so leadership.Backend) and fenced.Putter, on Consul's HTTP API
+// (see the package documentation). Close ends the watches and waits a
+// short while for the store's goroutines.
+type Store struct{ *guarded }
+
+// guarded is the guard layer a *Store embeds: its calls return by their
+// context's deadline, or after RequestTimeout.
+type guarded = guard.Fenced
+
 // Open builds a Consul client with its own HTTP transport (timeouts, TLS,
 // token; nothing process-wide is touched) and checks, within
 // cfg.DialTimeout (or ctx's deadline if sooner), that the agent answers and
@@ -30,7 +40,7 @@ import (
 // *UnreachableError (errors.Is(err, store.ErrNotReachable)) naming the
 // endpoint, and nothing is left running. The store returned bounds every
 // call by its context, or by cfg.RequestTimeout when the context has none.
-func Open(ctx context.Context, cfg Config) (store.Store, error) {
+func Open(ctx context.Context, cfg Config) (*Store, error) {
 	st, err := cfg.resolve()
 	if err != nil {
 		return nil, err
@@ -49,7 +59,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		_ = s.Close()
 		return nil, err
 	}
-	return guard.WrapFenced(s, s, st.requestTimeout), nil
+	return &Store{guard.NewFenced(s, s, st.requestTimeout)}, nil
 }
 
 // kv implements store.Store on Consul's HTTP API.

@@ -90,11 +90,11 @@ func TestAtomicPutReturnsItsPair(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	wrapped := Wrap(kvtoolsStore(t, proxied), 5*time.Second)
+	wrapped := wrap(kvtoolsStore(t, proxied), 5*time.Second)
 	ok, pair, err = wrapped.AtomicPut(ctx, key, []byte("mine"), nil, nil)
 	t.Logf("Wrap: AtomicPut = %v, %+v, %v", ok, pair, err)
-	if ok || !errors.Is(err, ErrUnverifiedWrite) {
-		t.Errorf("Wrap: AtomicPut = %v, %+v, %v; want ErrUnverifiedWrite", ok, pair, err)
+	if ok || !errors.Is(err, errUnverifiedWrite) {
+		t.Errorf("Wrap: AtomicPut = %v, %+v, %v; want errUnverifiedWrite", ok, pair, err)
 	}
 	if err := direct.Delete(ctx, key); err != nil {
 		t.Fatal(err)
@@ -227,7 +227,7 @@ func TestKvtoolsWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	events, err := Wrap(raw, 5*time.Second).Watch(wctx, key, nil)
+	events, err := wrap(raw, 5*time.Second).Watch(wctx, key, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -245,7 +245,7 @@ func TestKvtoolsWatch(t *testing.T) {
 	cancel()
 	for range events {
 	}
-	t.Logf("Wrap(kvtools): the watch closed %v after cancel", time.Since(start))
+	t.Logf("wrap(kvtools): the watch closed %v after cancel", time.Since(start))
 	// The guard closed its channel at once, but kvtools' goroutine is
 	// still in its blocking query (draining into the guard): a change
 	// ends it, before the test does.
@@ -264,7 +264,7 @@ func TestKvtoolsHung(t *testing.T) {
 	raw := kvtoolsStore(t, fwd.Addr())
 	// The stuck call ends when a broken connection fails it (and Go's
 	// client retries the GET on a new connection, which must get through).
-	storetest.WrapBoundsHungCalls(t, raw, Wrap(raw, time.Second), freshKey("hung"), fwd.Cut, func() {
+	storetest.WrapBoundsHungCalls(t, raw, wrap(raw, time.Second), freshKey("hung"), fwd.Cut, func() {
 		fwd.Kill()
 		fwd.Heal()
 	})
@@ -358,13 +358,13 @@ func TestValkeyrieSuite(t *testing.T) {
 	runSuite(t, openAgent(t), openAgent(t), openAgent(t))
 }
 
-// The testsuite on Wrap(kvtools store). Failures here are kvtools defects
+// The testsuite on wrap(kvtools store). Failures here are kvtools defects
 // that cannot be fixed from outside (see Wrap); run on demand with
 // LEADERSHIP_KVTOOLS_SUITE=1.
 func TestValkeyrieSuiteWrapped(t *testing.T) {
 	addr := agent(t)
 	if os.Getenv("LEADERSHIP_KVTOOLS_SUITE") == "" {
-		t.Skip("LEADERSHIP_KVTOOLS_SUITE is not set: the testsuite on Wrap(kvtools/consul) documents kvtools defects")
+		t.Skip("LEADERSHIP_KVTOOLS_SUITE is not set: the testsuite on wrap(kvtools/consul) documents kvtools defects")
 	}
-	runSuite(t, Wrap(kvtoolsStore(t, addr), 5*time.Second), Wrap(kvtoolsStore(t, addr), 5*time.Second), openAgent(t))
+	runSuite(t, wrap(kvtoolsStore(t, addr), 5*time.Second), wrap(kvtoolsStore(t, addr), 5*time.Second), openAgent(t))
 }

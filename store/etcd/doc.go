@@ -59,8 +59,7 @@
 //
 // # Fixes
 //
-// Open applies Wrap, which any etcdv3 store built elsewhere (for instance
-// with valkeyrie.NewStore(ctx, "etcdv3", ...)) can use too:
+// The *Store that Open returns carries these fixes:
 //
 //   - Bounded calls. kvtools' Delete has no timeout of its own, and its
 //     other calls add 5s only; while the client cannot connect, a call

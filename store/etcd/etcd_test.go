@@ -62,7 +62,7 @@ func namesEndpoints(err error, endpoints []string) bool {
 }
 
 func TestOpenUnreachable(t *testing.T) {
-	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: namesEndpoints, WrapsDeadline: true})
+	storetest.OpenUnreachable(t, netConfig.Dialer(storetest.Erase(Open)), storetest.Unreachable{Names: namesEndpoints, WrapsDeadline: true})
 }
 
 // netConfig is the Config of endpoints and timeouts alone.
@@ -163,7 +163,7 @@ func TestDeleteBounded(t *testing.T) {
 	<-done
 
 	// After.
-	s := Wrap(kv, 300*time.Millisecond)
+	s := wrap(kv, 300*time.Millisecond)
 	defer s.Close()
 	start := time.Now()
 	err = s.Delete(context.Background(), "k")
@@ -331,7 +331,7 @@ func TestWrapValkeyrieStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Wrap(kv, time.Second)
+	s := wrap(kv, time.Second)
 	defer s.Close()
 	key := uniqueKey(t)
 	defer func() { _ = s.Delete(context.Background(), key) }()

@@ -20,5 +20,5 @@ func TestFencedPut(t *testing.T) {
 func TestFencedPutWrapped(t *testing.T) {
 	cfg := serverConfig(t)
 	raw := electiontest.OpenRaw(t, etcdv3.StoreName, cfg.Endpoints, &etcdv3.Config{ConnectionTimeout: 5 * time.Second})
-	storetest.Fenced(t, Wrap(raw, 5*time.Second), storetest.Dir(uniqueKey(t)))
+	storetest.Fenced(t, wrap(raw, 5*time.Second), storetest.Dir(uniqueKey(t)))
 }

@@ -11,29 +11,8 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
-	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 
 	"github.com/leadership-go/leadership/store/internal/adapter"
-)
-
-var (
-	// ErrCertificateRefused is matched (errors.Is) by the error of an Open
-	// whose server refused the client's TLS certificate: none was given
-	// and the server requires one, or it is signed by a CA the server does
-	// not trust, expired, or not for client authentication. The message
-	// names the certificate (subject, issuer, expiry).
-	ErrCertificateRefused = errors.New("the server refused the client certificate")
-
-	// ErrAuthFailed is matched (errors.Is) by the error of an Open whose
-	// user name or password etcd refused (etcd's "authentication failed,
-	// invalid user ID or password").
-	ErrAuthFailed = rpctypes.ErrAuthFailed
-
-	// ErrPermissionDenied is matched (errors.Is) by the error of a call
-	// that etcd's auth refused: the user's roles do not grant the key
-	// (read for Get, List and Watch; write for Put, Delete, AtomicPut and
-	// AtomicDelete).
-	ErrPermissionDenied = rpctypes.ErrPermissionDenied
 )
 
 // refusalWait bounds how long refused waits for the server's verdict on

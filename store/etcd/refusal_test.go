@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
@@ -86,8 +87,8 @@ func TestRefusedNamesTheClientCertificate(t *testing.T) {
 					}
 					return
 				}
-				if !errors.Is(err, ErrCertificateRefused) {
-					t.Fatalf("got %v, want ErrCertificateRefused", err)
+				if !errors.Is(err, ErrCertificateRefused) || !errors.Is(err, lstore.ErrTLS) {
+					t.Fatalf("got %v, want ErrCertificateRefused (and store.ErrTLS)", err)
 				}
 				for _, w := range c.want {
 					if !strings.Contains(err.Error(), w) {
@@ -125,7 +126,7 @@ func TestOpenNamesARefusedClientCertificate(t *testing.T) {
 			_ = s.Close()
 			t.Fatalf("user %q: opened", user)
 		}
-		if !errors.Is(err, ErrCertificateRefused) || !strings.Contains(err.Error(), `issuer "untrusted CA"`) {
+		if !errors.Is(err, ErrCertificateRefused) || !errors.Is(err, lstore.ErrTLS) || !strings.Contains(err.Error(), `issuer "untrusted CA"`) {
 			t.Errorf("user %q: got %v, want ErrCertificateRefused naming the issuer", user, err)
 		}
 		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "\n") {

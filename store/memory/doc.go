@@ -3,16 +3,11 @@
 //
 // # Opening
 //
-// Importing the package registers the store under the name "memory". The
-// first endpoint names the backend; every handle opened with the same name in
-// one process shares the same data, indexes, locks and watches:
+// Open, the shape of every adapter's Open, returns a handle on the backend
+// Config.Name; every handle opened with the same name in one process shares
+// the same data, indexes, locks and watches:
 //
-//	import (
-//		"github.com/kvtools/valkeyrie"
-//		"github.com/leadership-go/leadership/store/memory"
-//	)
-//
-//	kv, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"cluster-a"}, nil)
+//	kv, err := memory.Open(ctx, memory.Config{Name: "cluster-a"})
 //	if err != nil {
 //		return err
 //	}
@@ -22,8 +17,10 @@
 //	pair, err := kv.Get(ctx, "service/leader", nil)
 //	events, err := kv.Watch(ctx, "service/leader", nil)
 //
-// Go callers may use Open(ctx, Config{Name: "cluster-a"}) instead, which
-// returns the concrete *Store (New returns the same type behind the interface).
+// Importing the package also registers the store with valkeyrie under
+// StoreName ("memory"), the first endpoint naming the backend (see
+// valkeyrie.go): valkeyrie.NewStore(ctx, memory.StoreName,
+// []string{"cluster-a"}, nil) returns the same *Store behind the interface.
 //
 // # Semantics
 //

@@ -6,21 +6,25 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 
+	lstore "github.com/leadership-go/leadership/store"
+	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
 var (
-	// ErrNoName is returned by New and Open when no backend name is given
-	// (no endpoint, or an empty first endpoint).
-	ErrNoName = errors.New("memory: a backend name is required as the first endpoint")
+	// ErrNoName is returned by Open (and valkeyrie.NewStore) when no backend name is given
+	// (no endpoint, or an empty first endpoint). It matches the shared
+	// store.ErrInvalidConfig.
+	ErrNoName = adapter.Sentinel("memory: a backend name is required as the first endpoint", lstore.ErrInvalidConfig)
 
 	// ErrEmptyKey is returned when a key is empty once leading and trailing
 	// slashes are trimmed.
 	ErrEmptyKey = errors.New("memory: empty key")
 
 	// ErrClosed is returned by every method of a handle after Close.
-	// errors.Is(ErrClosed, store.ErrNotReachable) is true.
-	ErrClosed = fmt.Errorf("memory: store handle closed: %w", store.ErrNotReachable)
+	// errors.Is(ErrClosed, store.ErrNotReachable) is true, and so are
+	// the shared store.ErrClosed and store.ErrUnreachable.
+	ErrClosed = adapter.Sentinel("memory: store handle closed: "+store.ErrNotReachable.Error(), lstore.ErrClosed, store.ErrNotReachable)
 
 	// ErrDisconnected is returned by every method of a handle cut off from
 	// its backend with Disconnect. errors.Is(ErrDisconnected,

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/kvtools/valkeyrie"
+
 	"github.com/leadership-go/leadership/store/memory"
 )
 

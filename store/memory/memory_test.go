@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie"
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/leadership-go/leadership/store/internal/check"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
@@ -93,3 +93,11 @@ func requireOpen(t *testing.T, ch <-chan struct{}, what string) {
 func TestFenced(t *testing.T) {
 	storetest.Fenced(t, openStore(t, freshName(t)), "fenced")
 }
+
+// require and assert are the checks of package check (on the standard
+// library), under the names these tests use: require stops the test at a
+// failed check, assert goes on.
+var (
+	require = check.Must
+	assert  = check.Expect
+)

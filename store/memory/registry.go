@@ -1,16 +1,9 @@
 package memory
 
 import (
-	"context"
 	"sync"
 	"time"
-
-	"github.com/kvtools/valkeyrie"
-	"github.com/kvtools/valkeyrie/store"
 )
-
-// StoreName is the name under which the store is registered with valkeyrie.
-const StoreName = "memory"
 
 // DefaultLockTTL is the lock TTL used when LockOptions.TTL is not positive.
 const DefaultLockTTL = 15 * time.Second
@@ -18,19 +11,6 @@ const DefaultLockTTL = 15 * time.Second
 // minTTL is the smallest TTL the store honours; smaller positive TTLs are
 // rounded up to it.
 const minTTL = time.Millisecond
-
-// Config is the configuration of Open, and of New (which may be given nil,
-// the same as &Config{}).
-type Config struct {
-	// Name names the backend: handles opened with the same name in this
-	// process share one backend. Open needs it; New takes the name from
-	// endpoints[0] and uses Name only when endpoints is empty.
-	Name string
-}
-
-func init() {
-	valkeyrie.Register(StoreName, New)
-}
 
 // registry maps backend names to the backends shared by every handle opened
 // with that name in this process. Backends live as long as the process.
@@ -61,57 +41,4 @@ func InUse(name string) bool {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	return registry.backends[name] != nil
-}
-
-// New is the valkeyrie constructor of the store. endpoints[0] names the
-// backend: handles opened with the same name share one backend. options must
-// be nil or a *Config. The returned value is a *Store.
-func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (store.Store, error) {
-	var cfg Config
-	if options != nil {
-		c, ok := options.(*Config)
-		if !ok {
-			return nil, &store.InvalidConfigurationError{Store: StoreName, Config: options}
-		}
-		if c != nil {
-			cfg = *c
-		}
-	}
-	if len(endpoints) > 0 {
-		cfg.Name = endpoints[0]
-	}
-	s, err := Open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
-
-// Open returns a new handle on the backend cfg.Name, creating the backend if
-// it does not exist yet: the shape of every adapter's Open. Opening
-// succeeds even while the backend is stopped (see StopServer); calls then
-// fail until it is started again. It fails with ErrNoName for an empty
-// name, and with ctx's error if ctx is already done.
-func Open(ctx context.Context, cfg Config) (*Store, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	name := cfg.Name
-	if name == "" {
-		return nil, ErrNoName
-	}
-
-	b := backendFor(name)
-
-	s := &Store{
-		b:        b,
-		closedCh: make(chan struct{}),
-		owned:    make(map[*entry]struct{}),
-	}
-
-	b.mu.Lock()
-	b.handles[s] = struct{}{}
-	b.mu.Unlock()
-
-	return s, nil
 }

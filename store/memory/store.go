@@ -12,8 +12,38 @@ import (
 	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
+// Open returns a new handle on the backend cfg.Name, creating the backend if
+// it does not exist yet: the shape of every adapter's Open. Opening
+// succeeds even while the backend is stopped (see StopServer); calls then
+// fail until it is started again. It fails with ErrNoName for an empty
+// name, and with ctx's error if ctx is already done.
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	name := cfg.Name
+	if name == "" {
+		return nil, ErrNoName
+	}
+
+	b := backendFor(name)
+
+	s := &Store{
+		b:        b,
+		closedCh: make(chan struct{}),
+		owned:    make(map[*entry]struct{}),
+	}
+
+	b.mu.Lock()
+	b.handles[s] = struct{}{}
+	b.mu.Unlock()
+
+	return s, nil
+}
+
 // Store is one client handle on a named in-process backend. It implements
-// store.Store and is safe for concurrent use.
+// valkeyrie's store.Store (and so leadership.Backend) and fenced.Putter,
+// and is safe for concurrent use.
 type Store struct {
 	b        *backend
 	closedCh chan struct{} // closed by Close

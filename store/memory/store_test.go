@@ -8,8 +8,6 @@ import (
 
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
@@ -48,7 +46,7 @@ func TestNewErrors(t *testing.T) {
 	_, err := Open(context.Background(), Config{Name: ""})
 	assert.ErrorIs(t, err, ErrNoName)
 
-	kv, err := New(ctx, []string{freshName(t)}, &Config{})
+	kv, err := valkeyrie.NewStore(ctx, StoreName, []string{freshName(t)}, &Config{})
 	require.NoError(t, err)
 	require.NoError(t, kv.Close())
 }
@@ -325,7 +323,7 @@ func TestCanceledContext(t *testing.T) {
 	assert.ErrorIs(t, second(s.Watch(ctx, "k", nil)), context.Canceled)
 	assert.ErrorIs(t, s.DeleteTree(ctx, "k"), context.Canceled)
 
-	_, err := New(ctx, []string{"x"}, nil)
+	_, err := valkeyrie.NewStore(ctx, StoreName, []string{"x"}, nil)
 	assert.ErrorIs(t, err, context.Canceled)
 }
 

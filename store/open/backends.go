@@ -53,9 +53,9 @@ func builtInSchemes() []string {
 // openOnce opens cfg with open, an adapter's Open, once every parameter of
 // p was read (p.done: an unknown parameter, or one the backend could not
 // read, is an error before any network activity).
-func openOnce[C any](ctx context.Context, p *params, open func(context.Context, C) (store.Store, error), cfg C) (store.Store, error) {
+func openOnce[C any, S store.Store](ctx context.Context, p *params, open func(context.Context, C) (S, error), cfg C) (store.Store, error) {
 	if err := p.done(); err != nil {
 		return nil, err
 	}
-	return open(ctx, cfg)
+	return nonNil(open(ctx, cfg))
 }

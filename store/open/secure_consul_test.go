@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/consul"
 	"github.com/leadership-go/leadership/store/open"
 )
@@ -51,30 +52,30 @@ func consulBadConfigs(t *testing.T, certs string) []badConfig {
 	const wrongToken = "5f0c2b1e-0d59-4c6a-9d0e-6a1b2c3d4e5f"
 	bad := []badConfig{
 		{name: "unknown CA", url: withParams(t, writer, map[string]string{"ca": file("other-ca.crt")}),
-			want: []string{"agent's TLS certificate is not trusted", "unknown authority"}, secret: token},
+			want: []string{"agent's TLS certificate is not trusted", "unknown authority"}, secret: token, kind: lstore.ErrTLS},
 		{name: "wrong client certificate", url: withParams(t, writer, map[string]string{"cert": file("other-client.crt"), "key": file("other-client.key")}),
-			want: []string{"refused the client certificate", "issued by a CA the agent trusts"}, secret: token},
+			want: []string{"refused the client certificate", "issued by a CA the agent trusts"}, secret: token, kind: lstore.ErrTLS},
 		{name: "expired client certificate", url: withParams(t, writer, map[string]string{"cert": file("expired-client.crt"), "key": file("expired-client.key")}),
-			want: []string{"refused the client certificate", "expired"}, secret: token},
+			want: []string{"refused the client certificate", "expired"}, secret: token, kind: lstore.ErrTLS},
 		{name: "no client certificate", url: withParams(t, writer, map[string]string{"cert": "", "key": ""}),
-			want: []string{"requires a client certificate and none was given"}, secret: token},
+			want: []string{"requires a client certificate and none was given"}, secret: token, kind: lstore.ErrTLS},
 		{name: "wrong token", url: withParams(t, writer, map[string]string{"token": wrongToken}),
-			want: []string{"ACL token", "not known"}, secret: wrongToken},
+			want: []string{"ACL token", "not known"}, secret: wrongToken, kind: lstore.ErrAuth},
 		{name: "wrong token in the user information", url: strings.Replace(withParams(t, writer, map[string]string{"token": ""}), "consul://", "consul://"+wrongToken+"@", 1),
-			want: []string{"ACL token", "not known"}, secret: wrongToken},
+			want: []string{"ACL token", "not known"}, secret: wrongToken, kind: lstore.ErrAuth},
 		{name: "missing permission", url: other,
-			want: []string{"permission denied", `key:read on "secure/probe"`}, secret: otherToken},
+			want: []string{"permission denied", `key:read on "secure/probe"`}, secret: otherToken, kind: lstore.ErrPermission},
 		{name: "no token", url: withParams(t, writer, map[string]string{"token": ""}),
-			want: []string{"permission denied", "no ACL token was given", "key:read"}},
+			want: []string{"permission denied", "no ACL token was given", "key:read"}, kind: lstore.ErrPermission},
 		{name: "plain HTTP to the HTTPS port", url: "consul://" + host + "?token=" + token,
-			want: []string{"speaks TLS"}, secret: token},
+			want: []string{"speaks TLS"}, secret: token, kind: lstore.ErrTLS},
 		{name: "expired server certificate", url: strings.Replace(writer, host, expiredServer(t, certs), 1),
-			want: []string{"agent's TLS certificate is not trusted", "expired"}, secret: token},
+			want: []string{"agent's TLS certificate is not trusted", "expired"}, secret: token, kind: lstore.ErrTLS},
 	}
 	if plain := os.Getenv("LEADERSHIP_CONSUL"); plain != "" {
 		bad = append(bad, badConfig{name: "TLS to the plaintext agent",
 			url:  strings.Replace(writer, host, plain, 1),
-			want: []string{"does not speak TLS"}, secret: token})
+			want: []string{"does not speak TLS"}, secret: token, kind: lstore.ErrTLS})
 	}
 	return bad
 }
@@ -116,21 +117,21 @@ func TestSecureConsulErrorsAreTyped(t *testing.T) {
 		return err
 	}
 	var acl *consul.ACLError
-	if err := firstError(other); !errors.Is(err, consul.ErrPermissionDenied) || !errors.As(err, &acl) || acl.Permission != "key:read" {
+	if err := firstError(other); !errors.Is(err, consul.ErrPermissionDenied) || !errors.Is(err, lstore.ErrPermission) || !errors.As(err, &acl) || acl.Permission != "key:read" {
 		t.Errorf("OTHER reading: %v, want an *ACLError matching ErrPermissionDenied for key:read", err)
 	}
 	wrong := strings.Replace(writer, "token=", "token=0", 1)
-	if err := firstError(wrong); !errors.Is(err, consul.ErrTokenNotFound) {
+	if err := firstError(wrong); !errors.Is(err, consul.ErrTokenNotFound) || !errors.Is(err, lstore.ErrAuth) {
 		t.Errorf("a wrong token: %v, want ErrTokenNotFound", err)
 	}
 	if certs == "" {
 		t.Fatal("LEADERSHIP_CERTS is not set (scripts/servers.sh env)")
 	}
 	var ce *consul.CertificateError
-	if err := firstError(strings.Replace(writer, filepath.Join(certs, "ca.crt"), filepath.Join(certs, "other-ca.crt"), 1)); !errors.Is(err, consul.ErrServerCertificate) || !errors.As(err, &ce) {
+	if err := firstError(strings.Replace(writer, filepath.Join(certs, "ca.crt"), filepath.Join(certs, "other-ca.crt"), 1)); !errors.Is(err, consul.ErrServerCertificate) || !errors.Is(err, lstore.ErrTLS) || !errors.As(err, &ce) {
 		t.Errorf("an unknown CA: %v, want a *CertificateError matching ErrServerCertificate", err)
 	}
-	if err := firstError(strings.ReplaceAll(writer, filepath.Join(certs, "client."), filepath.Join(certs, "expired-client."))); !errors.Is(err, consul.ErrClientCertificate) {
+	if err := firstError(strings.ReplaceAll(writer, filepath.Join(certs, "client."), filepath.Join(certs, "expired-client."))); !errors.Is(err, consul.ErrClientCertificate) || !errors.Is(err, lstore.ErrTLS) {
 		t.Errorf("an expired client certificate: %v, want ErrClientCertificate", err)
 	}
 }

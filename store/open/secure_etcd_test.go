@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/open"
 )
 
@@ -45,39 +46,46 @@ func etcdBadConfigs(t *testing.T, certs string) []badConfig {
 			name: "unknown CA",
 			url:  withParams(t, writer, map[string]string{"ca": certs + "/other-ca.crt"}),
 			want: []string{"certificate signed by unknown authority"},
+			kind: lstore.ErrTLS,
 		},
 		{
 			name: "wrong client certificate",
 			url:  withParams(t, writer, map[string]string{"cert": certs + "/other-client.crt", "key": certs + "/other-client.key"}),
 			want: []string{"client certificate", "bad certificate|unknown certificate authority"},
+			kind: lstore.ErrTLS,
 		},
 		{
 			name: "expired client certificate",
 			url:  withParams(t, writer, map[string]string{"cert": certs + "/expired-client.crt", "key": certs + "/expired-client.key"}),
 			want: []string{"client certificate", "expired"},
+			kind: lstore.ErrTLS,
 		},
 		{
 			name: "no client certificate",
 			url:  withParams(t, writer, map[string]string{"cert": "", "key": ""}),
 			want: []string{"client certificate"},
+			kind: lstore.ErrTLS,
 		},
 		{
 			name:   "wrong password",
 			url:    password(other, wrongPassword),
 			want:   []string{"authentication failed", "password"},
 			secret: wrongPassword,
+			kind:   lstore.ErrAuth,
 		},
 		{
 			name:   "missing permission",
 			url:    other,
 			want:   []string{"permission denied"},
 			secret: secret(other),
+			kind:   lstore.ErrPermission,
 		},
 		{
 			name:   "plain text asked of a TLS server",
 			url:    withParams(t, password(other, wrongPassword), map[string]string{"ca": "", "cert": "", "key": ""}),
 			want:   []string{"speaks TLS"},
 			secret: wrongPassword,
+			kind:   lstore.ErrTLS,
 		},
 	}
 }

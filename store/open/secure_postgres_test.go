@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/postgres"
 )
 
@@ -48,23 +49,23 @@ func postgresBadConfigs(t *testing.T, certs string) []badConfig {
 	otherCN := withParams(t, writer, map[string]string{"sslcert": certs + "/reader.crt", "sslkey": certs + "/reader.key"})
 	return []badConfig{
 		{name: "unknown CA", url: withParams(t, writer, map[string]string{"sslrootcert": certs + "/other-ca.crt"}),
-			want: []string{"TLS handshake failed", "certificate signed by unknown authority"}, secret: password},
+			want: []string{"TLS handshake failed", "certificate signed by unknown authority"}, secret: password, kind: lstore.ErrTLS},
 		{name: "client certificate of an untrusted CA", url: withParams(t, writer, map[string]string{"sslcert": certs + "/other-client.crt", "sslkey": certs + "/other-client.key"}),
-			want: []string{"authentication refused", "valid client certificate"}, secret: password},
+			want: []string{"authentication refused", "valid client certificate"}, secret: password, kind: lstore.ErrAuth},
 		{name: "expired client certificate", url: withParams(t, writer, map[string]string{"sslcert": certs + "/expired-client.crt", "sslkey": certs + "/expired-client.key"}),
-			want: []string{"TLS handshake failed", "refused the client certificate", "expired certificate"}, secret: password},
+			want: []string{"TLS handshake failed", "refused the client certificate", "expired certificate"}, secret: password, kind: lstore.ErrTLS},
 		{name: "client certificate of another role", url: otherCN,
-			want: []string{"authentication refused", `CN "leadership-reader" is not the user "leadership"`}, secret: password},
+			want: []string{"authentication refused", `CN "leadership-reader" is not the user "leadership"`}, secret: password, kind: lstore.ErrAuth},
 		{name: "no client certificate", url: withParams(t, writer, map[string]string{"sslcert": "", "sslkey": ""}),
-			want: []string{"authentication refused", "requires a valid client certificate"}, secret: password},
+			want: []string{"authentication refused", "requires a valid client certificate"}, secret: password, kind: lstore.ErrAuth},
 		{name: "wrong password", url: wrongPassword.String(),
-			want: []string{"authentication refused", "password authentication failed"}, secret: "not-" + password},
+			want: []string{"authentication refused", "password authentication failed"}, secret: "not-" + password, kind: lstore.ErrAuth},
 		{name: "missing permission", url: other,
-			want: []string{"permission denied for table leadership_kv"}},
+			want: []string{"permission denied for table leadership_kv"}, kind: lstore.ErrPermission},
 		{name: "plain text refused", url: withParams(t, writer, map[string]string{"sslmode": "disable", "sslrootcert": "", "sslcert": "", "sslkey": ""}),
-			want: []string{"authentication refused", "no encryption"}, secret: password},
+			want: []string{"authentication refused", "no encryption"}, secret: password, kind: lstore.ErrAuth},
 		{name: "TLS asked of a server without TLS", url: withParams(t, strings.Replace(writer, u.Host, plainPostgres(t), 1), nil),
-			want: []string{"TLS handshake failed", "does not speak TLS"}, secret: password},
+			want: []string{"TLS handshake failed", "does not speak TLS"}, secret: password, kind: lstore.ErrTLS},
 	}
 }
 
@@ -107,7 +108,7 @@ func TestSecurePostgresPrefix(t *testing.T) {
 		t.Fatalf("a write under secure/: %v", err)
 	}
 	err := kv.Put(ctx, "elsewhere/prefix-check", []byte("no"), nil)
-	if !errors.Is(err, postgres.ErrPermission) {
+	if !errors.Is(err, postgres.ErrPermission) || !errors.Is(err, lstore.ErrPermission) {
 		t.Fatalf("a write outside the candidate's prefixes: %v, want postgres.ErrPermission", err)
 	}
 	t.Logf("refused: %v", err)

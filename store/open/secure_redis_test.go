@@ -16,6 +16,7 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/fenced"
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 	"github.com/leadership-go/leadership/store/open"
 )
@@ -57,31 +58,31 @@ func redisBadConfigs(t *testing.T, certs string) []badConfig {
 
 	return []badConfig{
 		{name: "unknown CA", url: withParams(t, writer, map[string]string{"ca": file("other-ca.crt")}),
-			want: []string{"unknown authority"}, secret: pass},
+			want: []string{"unknown authority"}, secret: pass, kind: lstore.ErrTLS},
 		{name: "wrong client certificate", url: withParams(t, writer, map[string]string{"cert": file("other-client.crt"), "key": file("other-client.key")}),
-			want: []string{"certificate"}, secret: pass},
+			want: []string{"certificate"}, secret: pass, kind: lstore.ErrTLS},
 		{name: "expired client certificate", url: withParams(t, writer, map[string]string{"cert": file("expired-client.crt"), "key": file("expired-client.key")}),
-			want: []string{"expired"}, secret: pass},
+			want: []string{"expired"}, secret: pass, kind: lstore.ErrTLS},
 		{name: "no client certificate", url: withParams(t, writer, map[string]string{"cert": "", "key": ""}),
-			want: []string{"certificate"}, secret: pass},
+			want: []string{"certificate"}, secret: pass, kind: lstore.ErrTLS},
 		{name: "wrong server name", url: withParams(t, writer, map[string]string{"server_name": "wrong.example"}),
-			want: []string{"wrong.example"}, secret: pass},
+			want: []string{"wrong.example"}, secret: pass, kind: lstore.ErrTLS},
 		{name: "wrong password", url: strings.Replace(writer, ":"+pass+"@", ":"+wrongPass+"@", 1),
-			want: []string{"password"}, secret: wrongPass},
+			want: []string{"password"}, secret: wrongPass, kind: lstore.ErrAuth},
 		{name: "unknown user", url: strings.Replace(writer, "//leadership:", "//nobody:", 1),
-			want: []string{"password"}, secret: pass},
+			want: []string{"password"}, secret: pass, kind: lstore.ErrAuth},
 		{name: "no password", url: strings.Replace(writer, "leadership:"+pass+"@", "", 1),
-			want: []string{"auth"}},
+			want: []string{"auth"}, kind: lstore.ErrAuth},
 		{name: "missing permission", url: other,
-			want: []string{"permission"}, secret: pass},
+			want: []string{"permission"}, secret: pass, kind: lstore.ErrPermission},
 		{name: "plain text to the TLS port", url: strings.Replace(withParams(t, writer, map[string]string{"ca": "", "cert": "", "key": ""}), "rediss://", "redis://", 1),
-			want: []string{"speaks TLS"}, secret: pass},
+			want: []string{"speaks TLS"}, secret: pass, kind: lstore.ErrTLS},
 		{name: "TLS to nothing", url: at(nothing, nil),
-			want: []string{"refused"}, secret: pass},
+			want: []string{"refused"}, secret: pass, kind: lstore.ErrUnreachable},
 		{name: "TLS to a plain-text server", url: at(silent, nil),
-			want: []string{"TLS"}, secret: pass},
+			want: []string{"TLS"}, secret: pass, kind: lstore.ErrTLS},
 		{name: "expired server certificate", url: at(expired, nil),
-			want: []string{"expired"}, secret: pass},
+			want: []string{"expired"}, secret: pass, kind: lstore.ErrTLS},
 	}
 }
 

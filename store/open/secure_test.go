@@ -47,6 +47,9 @@ type badConfig struct {
 	url    string
 	want   []string // each must be in the error (case-insensitive); one of them for alternatives joined by "|"
 	secret string   // must not be in the error (a password), or ""
+	// kind is the shared vocabulary's sentinel (store.ErrAuth, ...) the
+	// error must match, or nil.
+	kind error
 	// write: when the configuration opens and reads, its first write (a
 	// candidate's creation of its record) must be refused instead. For
 	// backends whose server cannot tell at connection time (ZooKeeper's
@@ -317,6 +320,9 @@ func refused(t *testing.T, bc badConfig) {
 	}
 	if err == nil {
 		t.Fatalf("%s: opened and read (and wrote, if write is set)", redact(bc.url))
+	}
+	if bc.kind != nil && !errors.Is(err, bc.kind) {
+		t.Errorf("error %q does not match %v", err, bc.kind)
 	}
 	msg := strings.ToLower(err.Error())
 	for _, w := range bc.want {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/open"
 )
 
@@ -35,21 +36,21 @@ func zookeeperBadConfigs(t *testing.T, certs string) []badConfig {
 	}
 	return []badConfig{
 		{name: "wrong password", url: wrongPassword, write: true,
-			want: []string{"authentication failed", "wrong password", `"candidate"`}, secret: spec.Password},
+			want: []string{"authentication failed", "wrong password", `"candidate"`}, secret: spec.Password, kind: lstore.ErrAuth},
 		{name: "missing permission", url: other, write: true,
-			want: []string{"permission denied", "CREATE", "/secure"}, secret: otherPassword(t, other)},
+			want: []string{"permission denied", "CREATE", "/secure"}, secret: otherPassword(t, other), kind: lstore.ErrPermission},
 		{name: "unknown CA", url: withParams(t, writer, map[string]string{"ca": file("other-ca.crt")}),
-			want: []string{"unknown authority"}, secret: spec.Password},
+			want: []string{"unknown authority"}, secret: spec.Password, kind: lstore.ErrTLS},
 		{name: "wrong client certificate", url: withParams(t, writer, map[string]string{"cert": file("other-client.crt"), "key": file("other-client.key")}),
-			want: []string{"refused the client certificate", "not trusted"}, secret: spec.Password},
+			want: []string{"refused the client certificate", "not trusted"}, secret: spec.Password, kind: lstore.ErrTLS},
 		{name: "expired client certificate", url: withParams(t, writer, map[string]string{"cert": file("expired-client.crt"), "key": file("expired-client.key")}),
-			want: []string{"refused the client certificate", "expired"}, secret: spec.Password},
+			want: []string{"refused the client certificate", "expired"}, secret: spec.Password, kind: lstore.ErrTLS},
 		{name: "no client certificate", url: withParams(t, writer, map[string]string{"cert": "", "key": ""}),
-			want: []string{"without a client certificate|certificate required"}, secret: spec.Password},
+			want: []string{"without a client certificate|certificate required"}, secret: spec.Password, kind: lstore.ErrTLS},
 		{name: "plain text to the TLS port", url: withParams(t, writer, map[string]string{"ca": "", "cert": "", "key": ""}),
-			want: []string{"speaks TLS"}, secret: spec.Password},
+			want: []string{"speaks TLS"}, secret: spec.Password, kind: lstore.ErrTLS},
 		{name: "ACL without the scheme's id", url: withParams(t, writer, map[string]string{"acl": "digest:reader:r"}),
-			want: []string{"acl", "digest id"}, secret: spec.Password},
+			want: []string{"acl", "digest id"}, secret: spec.Password, kind: lstore.ErrInvalidConfig},
 	}
 }
 

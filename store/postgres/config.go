@@ -2,9 +2,13 @@ package postgres
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
+	"net"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 
@@ -19,9 +23,9 @@ const (
 	// DefaultTable is the table used when Config.Table is empty.
 	DefaultTable = "leadership_kv"
 
-	// DefaultConnectTimeout bounds connection attempts and the initial ping
-	// when neither Config.ConnectTimeout nor the DSN's connect_timeout is set.
-	DefaultConnectTimeout = adapter.DefaultDialTimeout
+	// DefaultDialTimeout bounds connection attempts and the initial ping
+	// when neither Config.DialTimeout nor the DSN's connect_timeout is set.
+	DefaultDialTimeout = adapter.DefaultDialTimeout
 
 	// DefaultLockTTL is the lock TTL used when LockOptions.TTL is not positive.
 	DefaultLockTTL = 15 * time.Second
@@ -36,14 +40,26 @@ const (
 	maxNameLen  = 63
 )
 
-// Config is the configuration accepted by Open and New. Every field but
-// DSN may be left zero for its default (New also takes a nil *Config).
+// Config is the configuration accepted by Open and by valkeyrie.NewStore
+// under StoreName. Every field but DSN (or Endpoints) may be left zero
+// for its default (valkeyrie.NewStore also takes a nil *Config).
 type Config struct {
+	// Endpoints, when set, are the servers' addresses, host:port, tried in
+	// order: they replace the hosts and ports of the DSN, each with the
+	// DSN's TLS settings (its server name set to the endpoint's host).
+	// With Endpoints the DSN may be empty: its other settings then come
+	// from libpq's environment variables (PGDATABASE, PGSSLMODE, ...).
+	Endpoints []string
+
+	// Username and Password, when set, replace the DSN's user and password.
+	Username string
+	Password string
+
 	// DSN is the PostgreSQL DSN or URL that Open connects to, as pgx takes
 	// it ("postgres://user:pass@host:5432/db?sslmode=verify-full&sslrootcert=CA").
 	// A password or client key is never sent without verified TLS unless
-	// it says sslmode=disable (see ErrInsecure). New takes
-	// it as its endpoint instead, and ignores this field.
+	// it says sslmode=disable (see ErrInsecure). valkeyrie.NewStore takes its first
+	// endpoint in its place when given one.
 	DSN string
 
 	// Table is the table holding the keys, created if missing. Default
@@ -58,11 +74,16 @@ type Config struct {
 	// handle on a table must use the same channel (see ErrChannelMismatch).
 	Channel string
 
-	// ConnectTimeout bounds each connection attempt and the ping done by
-	// New, and how long a statement may run on after its caller gave up
+	// DialTimeout bounds each connection attempt and the ping done by
+	// Open, and how long a statement may run on after its caller gave up
 	// (see Load in the package documentation). Default: the DSN's
-	// connect_timeout, else DefaultConnectTimeout.
-	ConnectTimeout time.Duration
+	// connect_timeout, else DefaultDialTimeout.
+	DialTimeout time.Duration
+
+	// RequestTimeout, when positive, bounds every call whose context has
+	// no deadline. Default: none, as every call but Watch's first read is
+	// one round trip bounded by its context.
+	RequestTimeout time.Duration
 
 	// TLS, when set, replaces the TLS configuration derived from the DSN
 	// (and disables the DSN's non-TLS fallbacks).
@@ -80,6 +101,7 @@ var identPattern = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 type settings struct {
 	table, schema, channel string
 	connectTimeout         time.Duration
+	requestTimeout         time.Duration
 }
 
 // validateName checks an identifier used to derive SQL object names:
@@ -100,7 +122,7 @@ func (c *Config) resolve() (settings, error) {
 		cfg = *c
 	}
 
-	st := settings{table: cfg.Table, schema: cfg.Schema, channel: cfg.Channel, connectTimeout: cfg.ConnectTimeout}
+	st := settings{table: cfg.Table, schema: cfg.Schema, channel: cfg.Channel, connectTimeout: cfg.DialTimeout, requestTimeout: cfg.RequestTimeout}
 	if st.table == "" {
 		st.table = DefaultTable
 	}
@@ -123,8 +145,14 @@ func (c *Config) resolve() (settings, error) {
 		}
 	}
 
-	if cfg.ConnectTimeout < 0 {
-		return st, invalid("ConnectTimeout", "", fmt.Sprintf("negative: %v", cfg.ConnectTimeout), nil)
+	if cfg.DialTimeout < 0 {
+		return st, invalid("DialTimeout", "", fmt.Sprintf("negative: %v", cfg.DialTimeout), nil)
+	}
+	if cfg.RequestTimeout < 0 {
+		return st, invalid("RequestTimeout", "", fmt.Sprintf("negative: %v", cfg.RequestTimeout), nil)
+	}
+	if err := adapter.CheckEndpoints(ErrInvalidConfig, cfg.Endpoints, 0, ""); len(cfg.Endpoints) > 0 && err != nil {
+		return st, err
 	}
 
 	if cfg.MaxConns < 0 {
@@ -149,8 +177,14 @@ func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	case cc.ConnectTimeout > 0:
 		st.connectTimeout = cc.ConnectTimeout
 	default:
-		st.connectTimeout = DefaultConnectTimeout
-		cc.ConnectTimeout = DefaultConnectTimeout
+		st.connectTimeout = DefaultDialTimeout
+		cc.ConnectTimeout = DefaultDialTimeout
+	}
+
+	if c != nil {
+		if err := c.override(cc); err != nil {
+			return nil, err
+		}
 	}
 
 	if c != nil && c.TLS != nil {
@@ -165,6 +199,50 @@ func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	}
 
 	return pc, nil
+}
+
+// override puts c's Endpoints, Username and Password in cc, in place of
+// the DSN's.
+func (c *Config) override(cc *pgx.ConnConfig) error {
+	if c.Username != "" {
+		cc.User = c.Username
+	}
+	if c.Password != "" {
+		cc.Password = c.Password
+	}
+	if len(c.Endpoints) == 0 {
+		return nil
+	}
+	// The DSN's attempts on its first host (TLS, then plain text for
+	// sslmode=prefer, ...) are made on every endpoint in turn.
+	host, port := cc.Host, cc.Port
+	var variants []*pgconn.FallbackConfig
+	for _, f := range append([]*pgconn.FallbackConfig{{Host: cc.Host, Port: cc.Port, TLSConfig: cc.TLSConfig}}, cc.Fallbacks...) {
+		if f.Host == host && f.Port == port {
+			variants = append(variants, f)
+		}
+	}
+	var all []*pgconn.FallbackConfig
+	for _, ep := range c.Endpoints {
+		h, p, err := net.SplitHostPort(ep)
+		if err != nil {
+			return invalid("Endpoints", ep, "want host:port", err)
+		}
+		n, err := strconv.ParseUint(p, 10, 16)
+		if err != nil {
+			return invalid("Endpoints", ep, "want a port from 1 to 65535", err)
+		}
+		for _, v := range variants {
+			f := &pgconn.FallbackConfig{Host: h, Port: uint16(n), TLSConfig: v.TLSConfig}
+			if t := f.TLSConfig; t != nil && t.ServerName == host {
+				f.TLSConfig = t.Clone()
+				f.TLSConfig.ServerName = h
+			}
+			all = append(all, f)
+		}
+	}
+	cc.Host, cc.Port, cc.TLSConfig, cc.Fallbacks = all[0].Host, all[0].Port, all[0].TLSConfig, all[1:]
+	return nil
 }
 
 // parseReason is why pgx could not parse a DSN, without the DSN: pgx's
@@ -242,3 +320,28 @@ func requireVerifiedTLS(cc *pgx.ConnConfig) error {
 		"sslrootcert, which is pgx's default when none is given): use sslmode=verify-full with sslrootcert=CA "+
 		"(or verify-ca), or sslmode=disable to send them in plain text on purpose", ErrInsecure)
 }
+
+// configNoMethods is Config without its methods, for the encodings below.
+type configNoMethods Config
+
+// masked is c with its secrets masked.
+func (c Config) masked() configNoMethods {
+	m := configNoMethods(c)
+	m.DSN = adapter.MaskDSN(m.DSN)
+	m.Password = adapter.MaskString(m.Password)
+	return m
+}
+
+// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
+func (c Config) Format(f fmt.State, verb rune) {
+	adapter.FormatMasked(f, verb, c.masked(), "postgres.configNoMethods", "postgres.Config")
+}
+
+// GoString is %#v of c, its secrets masked.
+func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
+
+// MarshalJSON encodes c with its secrets masked.
+func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
+
+// LogValue is c for log/slog, its secrets masked.
+func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

@@ -3,25 +3,21 @@
 //
 // # Opening
 //
-// Importing the package registers the store under the name "postgres". The
-// first endpoint is a DSN or URL:
+// Open takes a DSN or URL, and optionally Endpoints, Username and Password
+// that replace its hosts and credentials:
 //
-//	import (
-//		"github.com/kvtools/valkeyrie"
-//		"github.com/leadership-go/leadership/store/postgres"
-//	)
-//
-//	kv, err := valkeyrie.NewStore(ctx, postgres.StoreName,
-//		[]string{"postgres://user:pass@db:5432/app?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.crt"},
-//		&postgres.Config{Table: "leadership_kv"})
+//	kv, err := postgres.Open(ctx, postgres.Config{
+//		DSN:   "postgres://user:pass@db:5432/app?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.crt",
+//		Table: "leadership_kv",
+//	})
 //	if err != nil {
 //		return err
 //	}
 //	defer kv.Close()
 //
-// Go callers may use Open(ctx, postgres.Config{DSN: dsn, ...}) instead,
-// the shape of every adapter's Open; the store it returns is a *Store.
-// New pings the server within Config.ConnectTimeout
+// Importing the package also registers the store with valkeyrie under
+// StoreName ("postgres"), whose first endpoint is the DSN (see
+// valkeyrie.go). Open pings the server within Config.DialTimeout
 // (default 5s) and fails with an *UnreachableError, which wraps
 // store.ErrNotReachable, when it cannot be reached. Within the same
 // timeout it opens two pool connections and prepares the statements of
@@ -144,7 +140,7 @@
 // its own, as if the calls had run one after the other. Idle, a call runs
 // alone at once. A statement runs under the handle's context, not its
 // caller's: a call whose context ends returns at once, and the statement
-// finishes in the background (within ConnectTimeout), so that the
+// finishes in the background (within DialTimeout), so that the
 // connection stays in the pool (pgx closes a connection whose statement
 // is interrupted). A thousand elections renewing on one handle with the
 // default pool thus take a few statements in flight, not a queue of

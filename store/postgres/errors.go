@@ -2,46 +2,54 @@ package postgres
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
-var (
-	// ErrNoEndpoint is returned by New when no endpoint (DSN) is given, and
-	// by Open for an empty DSN.
-	ErrNoEndpoint = errors.New("postgres: a DSN is required as the first endpoint")
+// backend names PostgreSQL in messages.
+const backend = "postgres"
 
-	// ErrInvalidConfig is wrapped by the errors New and Open return for an
+var (
+	// ErrNoEndpoint is returned by Open for an empty DSN without
+	// Endpoints (and by valkeyrie.NewStore without an endpoint). It
+	// matches the shared store.ErrInvalidConfig.
+	ErrNoEndpoint = adapter.Sentinel("postgres: a DSN is required as the first endpoint", lstore.ErrInvalidConfig)
+
+	// ErrInvalidConfig is wrapped by the errors Open returns for an
 	// unusable DSN or Config (bad table, schema or channel name, negative
 	// durations).
-	ErrInvalidConfig = errors.New("postgres: invalid configuration")
+	// It matches the shared store.ErrInvalidConfig.
+	ErrInvalidConfig = adapter.Sentinel("postgres: invalid configuration", lstore.ErrInvalidConfig)
 
 	// ErrChannelMismatch is returned by New and Open when the table already
 	// exists and its trigger notifies on another channel than the one
 	// configured, or when another table of the database notifies on the
 	// configured channel. All handles on a table must use the same channel,
 	// and each table its own.
-	ErrChannelMismatch = errors.New("postgres: the table already notifies on another channel")
+	// It matches the shared store.ErrInvalidConfig.
+	ErrChannelMismatch = adapter.Sentinel("postgres: the table already notifies on another channel", lstore.ErrInvalidConfig)
 
 	// ErrInsecure is wrapped by the *ConfigError of a DSN that would send
 	// a password or a client key without verified TLS (sslmode prefer,
 	// pgx's default, allow, or require without sslrootcert): see
 	// requireVerifiedTLS. sslmode=disable sends them in plain text on
 	// purpose; verify-full (or verify-ca) verifies the server.
-	ErrInsecure = errors.New("postgres: credentials would be sent without verified TLS")
+	// It matches the shared store.ErrInvalidConfig.
+	ErrInsecure = adapter.Sentinel("postgres: credentials would be sent without verified TLS", lstore.ErrInvalidConfig)
 
 	// ErrEmptyKey is returned when a key is empty once leading and trailing
 	// slashes are trimmed.
 	ErrEmptyKey = errors.New("postgres: empty key")
 
 	// ErrClosed is returned by every method of a handle after Close.
-	// errors.Is(ErrClosed, store.ErrNotReachable) is true.
-	ErrClosed = fmt.Errorf("postgres: store handle closed: %w", store.ErrNotReachable)
+	// errors.Is(ErrClosed, store.ErrNotReachable) is true, and so are
+	// the shared store.ErrClosed and store.ErrUnreachable.
+	ErrClosed = adapter.Sentinel("postgres: store handle closed: "+store.ErrNotReachable.Error(), lstore.ErrClosed, store.ErrNotReachable)
 
 	// ErrNotLocked is returned by Unlock when the Locker does not hold the
 	// lock (never acquired, already released, or lost). It is the same
@@ -72,7 +80,7 @@ func invalid(field, value, reason string, err error) error {
 
 // unreachable is the *UnreachableError of op.
 func unreachable(op string, err error) error {
-	return &UnreachableError{Backend: "postgres", Op: op, Err: err}
+	return &UnreachableError{Backend: backend, Op: op, Err: err}
 }
 
 var (
@@ -82,26 +90,30 @@ var (
 	// the user under clientcert=verify-full, no pg_hba.conf entry (for
 	// instance a plain-text connection where only hostssl is allowed).
 	// The error is a *RefusedError.
-	ErrAuth = errors.New("authentication refused")
+	// It matches the shared store.ErrAuth.
+	ErrAuth = adapter.Sentinel("authentication refused", lstore.ErrAuth)
 
 	// ErrTLS is matched by the errors of a TLS handshake that failed: a
 	// server certificate that does not verify (unknown CA, wrong host
 	// name, expired), a client certificate the server refused, a server
 	// without TLS when the DSN requires it. The error is a *RefusedError.
-	ErrTLS = errors.New("TLS handshake failed")
+	// It matches the shared store.ErrTLS.
+	ErrTLS = adapter.Sentinel("TLS handshake failed", lstore.ErrTLS)
 
 	// ErrPermission is matched by the errors of a statement the role has
 	// no privilege for (SQLSTATE 42501): a follower's role that may only
 	// read writing, a role without grants on the table reading. The
 	// error is a *RefusedError.
-	ErrPermission = errors.New("permission denied")
+	// It matches the shared store.ErrPermission.
+	ErrPermission = adapter.Sentinel("permission denied", lstore.ErrPermission)
 
 	// ErrSchemaIncomplete is returned by New and Open when the table
 	// exists but belongs to another role and misses some of the sequence,
 	// functions and triggers that its owner creates: open the store once
 	// as the table's owner (see "Least privilege" in the package
 	// documentation). It is wrapped in a *RefusedError.
-	ErrSchemaIncomplete = errors.New("the schema is incomplete and owned by another role: open the store once as its owner")
+	// It matches the shared store.ErrPermission.
+	ErrSchemaIncomplete = adapter.Sentinel("the schema is incomplete and owned by another role: open the store once as its owner", lstore.ErrPermission)
 )
 
 // RefusedError is a request the server, or the TLS handshake, refused:

@@ -24,7 +24,7 @@ func (s *Store) FencedPut(ctx context.Context, key string, value []byte, guardKe
 		return err
 	}
 
-	c, done, err := s.begin(ctx)
+	c, done, err := s.beginCall(ctx)
 	if err != nil {
 		return err
 	}

@@ -11,8 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
+
+	"github.com/leadership-go/leadership/store/internal/check"
 )
 
 // dsnEnv names the environment variable holding the DSN of the server the
@@ -161,3 +162,11 @@ func closedWithin(ch <-chan struct{}, d time.Duration) bool {
 		return false
 	}
 }
+
+// require and assert are the checks of package check (on the standard
+// library), under the names these tests use: require stops the test at a
+// failed check, assert goes on.
+var (
+	require = check.Must
+	assert  = check.Expect
+)

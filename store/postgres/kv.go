@@ -177,7 +177,7 @@ func (s *Store) Exists(ctx context.Context, key string, _ *store.ReadOptions) (b
 // excluding directory itself. It returns store.ErrKeyNotFound when neither
 // directory nor anything below it exists.
 func (s *Store) List(ctx context.Context, directory string, _ *store.ReadOptions) ([]*store.KVPair, error) {
-	c, done, err := s.begin(ctx)
+	c, done, err := s.beginCall(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +229,7 @@ func (s *Store) List(ctx context.Context, directory string, _ *store.ReadOptions
 // DeleteTree removes directory and every key below it ("" or "/": every
 // key). Deleting nothing is not an error.
 func (s *Store) DeleteTree(ctx context.Context, directory string) error {
-	c, done, err := s.begin(ctx)
+	c, done, err := s.beginCall(ctx)
 	if err != nil {
 		return err
 	}

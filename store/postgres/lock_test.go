@@ -7,8 +7,6 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )

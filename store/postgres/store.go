@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/store/internal/adapter"
@@ -22,13 +21,6 @@ import (
 
 	"github.com/leadership-go/leadership/store/internal/kv"
 )
-
-// StoreName is the name under which the store is registered with valkeyrie.
-const StoreName = "postgres"
-
-func init() {
-	valkeyrie.Register(StoreName, New)
-}
 
 // Store is one client handle on a table: a connection pool, one listener
 // connection and an owner id under which it keeps its TTL'd keys and locks
@@ -70,49 +62,19 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// New is the valkeyrie constructor of the store. endpoints[0] is a
-// PostgreSQL DSN or URL; options must be nil or a *Config. The returned
-// value is a *Store.
-func New(ctx context.Context, endpoints []string, options valkeyrie.Config) (store.Store, error) {
-	var cfg *Config
-	if options != nil {
-		c, ok := options.(*Config)
-		if !ok {
-			return nil, &store.InvalidConfigurationError{Store: StoreName, Config: options}
-		}
-		cfg = c
-	}
-
-	if len(endpoints) == 0 {
-		return nil, ErrNoEndpoint
-	}
-
-	s, err := open(ctx, endpoints[0], cfg)
-	if err != nil {
-		return nil, err
-	}
-
-	return s, nil
-}
-
-// Open connects to the server at cfg.DSN, creates the schema if needed,
-// starts listening and returns the handle, a *Store. It fails within
-// cfg.ConnectTimeout (default 5s) with an error wrapping
+// Open connects to the server at cfg.DSN (or cfg.Endpoints), creates the
+// schema if needed, starts listening and returns the handle. It fails within
+// cfg.DialTimeout (default 5s) with an error wrapping
 // store.ErrNotReachable (an *UnreachableError) when the server cannot be
-// reached, at once with ErrNoEndpoint for an empty DSN, and with a
+// reached, at once with ErrNoEndpoint for an empty DSN without Endpoints, and with a
 // *ConfigError for an unusable DSN or Config.
-func Open(ctx context.Context, cfg Config) (store.Store, error) {
-	s, err := open(ctx, cfg.DSN, &cfg)
-	if err != nil {
-		return nil, err
-	}
-
-	return s, nil
+func Open(ctx context.Context, cfg Config) (*Store, error) {
+	return open(ctx, cfg.DSN, &cfg)
 }
 
-// open is Open on dsn (New ignores cfg.DSN: its endpoint is the DSN).
+// open is Open on dsn.
 func open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
-	if dsn == "" {
+	if dsn == "" && (cfg == nil || len(cfg.Endpoints) == 0) {
 		return nil, ErrNoEndpoint
 	}
 
@@ -363,14 +325,29 @@ func (s *Store) begin(ctx context.Context) (context.Context, context.CancelFunc,
 	return c, cancel, nil
 }
 
-// beginKey is begin preceded by key normalisation.
+// beginCall is begin for one call of the store: bounded by
+// RequestTimeout when ctx has no deadline.
+func (s *Store) beginCall(ctx context.Context) (context.Context, context.CancelFunc, error) {
+	if _, ok := ctx.Deadline(); ok || s.st.requestTimeout <= 0 {
+		return s.begin(ctx)
+	}
+	bctx, cancel := context.WithTimeout(ctx, s.st.requestTimeout)
+	c, done, err := s.begin(bctx)
+	if err != nil {
+		cancel()
+		return nil, nil, err
+	}
+	return c, func() { done(); cancel() }, nil
+}
+
+// beginKey is beginCall preceded by key normalisation.
 func (s *Store) beginKey(ctx context.Context, key string) (string, context.Context, context.CancelFunc, error) {
 	k := kv.NormalizeKey(key)
 	if k == "" {
 		return "", nil, nil, ErrEmptyKey
 	}
 
-	c, done, err := s.begin(ctx)
+	c, done, err := s.beginCall(ctx)
 
 	return k, c, done, err
 }

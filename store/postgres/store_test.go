@@ -10,8 +10,6 @@ import (
 
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/leadership-go/leadership/store/internal/guard"
 	"github.com/leadership-go/leadership/store/internal/storetest"
@@ -26,7 +24,7 @@ func TestNewUnreachable(t *testing.T) {
 
 	start := time.Now()
 	_, err = valkeyrie.NewStore(context.Background(), StoreName,
-		[]string{"postgres://nobody@" + addr + "/db?sslmode=disable"}, &Config{ConnectTimeout: time.Second})
+		[]string{"postgres://nobody@" + addr + "/db?sslmode=disable"}, &Config{DialTimeout: time.Second})
 	require.Error(t, err)
 	require.ErrorIs(t, err, store.ErrNotReachable)
 
@@ -35,7 +33,7 @@ func TestNewUnreachable(t *testing.T) {
 	t.Logf("refused: failed after %v", time.Since(start))
 	assert.Less(t, time.Since(start), storetest.Patience, "hung")
 
-	// A server that accepts but never answers: bounded by ConnectTimeout.
+	// A server that accepts but never answers: bounded by DialTimeout.
 	ln, err = net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
@@ -62,7 +60,7 @@ func TestNewUnreachable(t *testing.T) {
 	}()
 
 	start = time.Now()
-	_, err = Open(context.Background(), Config{DSN: "postgres://nobody@" + ln.Addr().String() + "/db?sslmode=disable", ConnectTimeout: 300 * time.Millisecond})
+	_, err = Open(context.Background(), Config{DSN: "postgres://nobody@" + ln.Addr().String() + "/db?sslmode=disable", DialTimeout: 300 * time.Millisecond})
 	require.ErrorIs(t, err, store.ErrNotReachable)
 	t.Logf("hung: failed after %v", time.Since(start))
 	assert.Less(t, time.Since(start), storetest.Patience, "hung")
@@ -72,14 +70,14 @@ func TestBadConfig(t *testing.T) {
 	ctx := context.Background()
 
 	for _, opt := range []any{"table", Config{}, &struct{}{}, 42} {
-		_, err := New(ctx, []string{"postgres://x@127.0.0.1:1/db"}, opt)
+		_, err := valkeyrie.NewStore(ctx, StoreName, []string{"postgres://x@127.0.0.1:1/db"}, opt)
 
 		var ice *store.InvalidConfigurationError
 		require.ErrorAs(t, err, &ice, "%T", opt)
 		assert.Equal(t, StoreName, ice.Store)
 	}
 
-	_, err := New(ctx, nil, nil)
+	_, err := valkeyrie.NewStore(ctx, StoreName, nil, nil)
 	require.ErrorIs(t, err, ErrNoEndpoint)
 
 	_, err = Open(ctx, Config{})
@@ -91,7 +89,7 @@ func TestBadConfig(t *testing.T) {
 		{Table: "t123456789012345678901234567890123456789012345678901234567890"},
 		{Channel: "no spaces"},
 		{Schema: "1abc"},
-		{ConnectTimeout: -time.Second},
+		{DialTimeout: -time.Second},
 		{MaxConns: -1},
 	} {
 		cfg.DSN = "postgres://x@127.0.0.1:1/db"

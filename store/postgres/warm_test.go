@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"testing"
-
-	"github.com/stretchr/testify/require"
 )
 
 // Open runs the table's triggers on its warm connections (the index

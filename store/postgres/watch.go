@@ -226,7 +226,7 @@ func (s *Store) readKey(ctx context.Context, k string) (*store.KVPair, snapshot,
 // included; changes that arrive together give one list. Delivery follows
 // the same rules as Watch.
 func (s *Store) WatchTree(ctx context.Context, directory string, _ *store.ReadOptions) (<-chan []*store.KVPair, error) {
-	c, done, err := s.begin(ctx)
+	c, done, err := s.beginCall(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -10,12 +10,9 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
-	"github.com/leadership-go/leadership/store/internal/storetest"
 
 	keys "github.com/leadership-go/leadership/store/internal/kv"
+	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
 func TestWatchDeleteAndExpiry(t *testing.T) {

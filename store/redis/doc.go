@@ -39,9 +39,7 @@
 //
 // # Fixes
 //
-// Open applies the fixes of Wrap, which a kvtools Redis store built
-// elsewhere (for instance with valkeyrie.NewStore(ctx, "redis", ...)) can
-// use too:
+// The *Store that Open returns carries these fixes:
 //
 //   - Bounded calls. kvtools' client has 30s read and write timeouts and
 //     does not apply context deadlines to its sockets (go-redis'
@@ -109,8 +107,8 @@
 // Every Watch and WatchTree of a store shares one Pub/Sub connection, of a
 // go-redis client of the adapter's own (Open; same server, credentials, DB
 // and TLS as kvtools', DialTimeout to connect, RequestTimeout per socket
-// operation) or of kvtools' client (Wrap, which reaches it by reflection;
-// reads then go through the wrapped store): a watched key is one
+// operation) or of kvtools' client (for a kvtools store wrapped by the tests,
+// reached by reflection; reads then go through the wrapped store): a watched key is one
 // SUBSCRIBE to its exact keyspace channel, __keyspace@<db>__:<key>, shared
 // by its watchers and unsubscribed with the last of them; a watched
 // directory one PSUBSCRIBE, its glob characters escaped. So a thousand
@@ -145,7 +143,7 @@
 // fresh read, so every watcher gets the current state after a
 // reconnection (tested), whatever notifications were lost meanwhile.
 // Failed reads and subscriptions are retried, with a backoff up to 1s.
-// Through Wrap, the reads use kvtools' client, which waits up to 30s for
+// On a wrapped kvtools store, the reads use kvtools' client, which waits up to 30s for
 // a hung server whatever the context: deliveries then pause as long; a
 // store whose client is not a *redis.Client (Sentinel with ClusterClient)
 // or that is not kvtools' keeps its own watches.
@@ -168,8 +166,8 @@
 //     supports and Open does not offer, replicates asynchronously: a
 //     failover can lose writes the old primary acknowledged, so the record
 //     can go back in time and two candidates can both believe they lead.
-//     A store built with Sentinel and wrapped with Wrap runs, but without
-//     that guarantee. Redis persistence matters the same way: a server
+//     A kvtools store built with Sentinel would run, but without that
+//     guarantee. Redis persistence matters the same way: a server
 //     restarted without the record (no AOF or RDB) forgets the leader, and
 //     a new one can be elected while the old one still holds its lease.
 //   - go-redis logs dial failures ("connection pool: failed to dial")

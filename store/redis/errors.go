@@ -3,21 +3,29 @@ package redis
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
+	goredis "github.com/redis/go-redis/v9"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
+// backend names Redis in messages.
+const backend = "redis"
+
 var (
-	// ErrInvalidConfig is matched (errors.Is) by every *ConfigError.
-	ErrInvalidConfig = errors.New("redis: invalid configuration")
+	// ErrInvalidConfig is matched (errors.Is) by every *ConfigError. It
+	// matches the shared store.ErrInvalidConfig.
+	ErrInvalidConfig = adapter.Sentinel("redis: invalid configuration", lstore.ErrInvalidConfig)
 
 	// ErrCreateUnconfirmed is returned by AtomicPut with previous == nil when
 	// kvtools reported store.ErrKeyExists but a read shows that the key does
 	// not exist: kvtools reports every failure of its SETNX (a timeout, a lost
 	// connection) as ErrKeyExists. The create did not take effect, or was
-	// undone by a later delete. It matches store.ErrNotReachable.
+	// undone by a later delete. It matches store.ErrNotReachable (the
+	// shared store.ErrUnreachable).
 	ErrCreateUnconfirmed = fmt.Errorf("redis: create not confirmed (SETNX failed or its reply was lost, and the key does not exist): %w", store.ErrNotReachable)
 )
 
@@ -35,4 +43,30 @@ type UnreachableError = adapter.UnreachableError
 // invalid is the *ConfigError of field.
 func invalid(field, reason string) error {
 	return &ConfigError{Invalid: ErrInvalidConfig, Field: field, Reason: reason}
+}
+
+// kinds tag the server's refusals with the shared vocabulary: WRONGPASS
+// and NOAUTH (credentials refused or missing) match store.ErrAuth, NOPERM
+// (an ACL user without the right) store.ErrPermission.
+var kinds = []adapter.Kind{
+	{Match: replyCode("WRONGPASS", "NOAUTH"), Sentinel: lstore.ErrAuth},
+	{Match: replyCode("NOPERM"), Sentinel: lstore.ErrPermission},
+}
+
+// replyCode reports whether an error is a Redis error reply whose code
+// (its first word) is one of codes.
+func replyCode(codes ...string) func(error) bool {
+	return func(err error) bool {
+		var re goredis.Error
+		if !errors.As(err, &re) {
+			return false
+		}
+		code, _, _ := strings.Cut(re.Error(), " ")
+		for _, c := range codes {
+			if code == c {
+				return true
+			}
+		}
+		return false
+	}
 }

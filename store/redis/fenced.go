@@ -57,7 +57,7 @@ func newFencer(s store.Store) *fencer {
 // Keys are named as kvtools names them (without a leading "/").
 func (f *fencer) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
 	if guard == nil {
-		return adapter.GuardChanged(Scheme, key)
+		return adapter.GuardChanged(backend, key)
 	}
 	wrote, err := fencedScript.Run(ctx, f.client,
 		[]string{normalize(guardKey), normalize(key)}, guard.Value, value).Int()
@@ -65,7 +65,7 @@ func (f *fencer) FencedPut(ctx context.Context, key string, value []byte, guardK
 		return classify(err)
 	}
 	if wrote != 1 {
-		return adapter.GuardChanged(Scheme, key)
+		return adapter.GuardChanged(backend, key)
 	}
 	return nil
 }

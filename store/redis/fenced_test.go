@@ -18,7 +18,7 @@ func TestFencedPut(t *testing.T) {
 // Fenced writes on kvtools' store (raw codec) given to Wrap.
 func TestFencedPutWrapped(t *testing.T) {
 	cfg := serverConfig(t)
-	storetest.Fenced(t, Wrap(rawStore(t, cfg.Endpoints), 5*time.Second), storetest.Dir(uniqueKey(t)))
+	storetest.Fenced(t, wrap(rawStore(t, cfg.Endpoints), 5*time.Second), storetest.Dir(uniqueKey(t)))
 }
 
 // A kvtools store with the JSON codec, whose values are not stored as
@@ -31,7 +31,7 @@ func TestJSONCodecNotFenced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Wrap(kv, time.Second)
+	s := wrap(kv, time.Second)
 	defer func() { _ = s.Close() }()
 	storetest.NotFenced(t, s)
 }

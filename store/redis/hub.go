@@ -649,7 +649,7 @@ func (r clientReader) list(ctx context.Context, dir string) ([]*store.KVPair, er
 }
 
 // storeReader reads through a kvtools store (whatever its codec), for a
-// store given to Wrap.
+// store given to wrap.
 type storeReader struct{ s store.Store }
 
 func (r storeReader) get(ctx context.Context, keys []string) ([]*store.KVPair, error) {

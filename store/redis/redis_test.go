@@ -35,7 +35,7 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestOpenUnreachable(t *testing.T) {
-	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: storetest.NamesFirstEndpoint})
+	storetest.OpenUnreachable(t, netConfig.Dialer(storetest.Erase(Open)), storetest.Unreachable{Names: storetest.NamesFirstEndpoint})
 }
 
 // netConfig is the Config of endpoints and timeouts alone.
@@ -478,7 +478,7 @@ func TestWrapValkeyrieStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := Wrap(kv, time.Second)
+	s := wrap(kv, time.Second)
 	defer s.Close()
 	key := uniqueKey(t)
 	defer func() { _ = s.Delete(context.Background(), key) }()

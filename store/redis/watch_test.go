@@ -532,7 +532,7 @@ func TestWrapWatches(t *testing.T) {
 	if kvtoolsClient(kv) == nil {
 		t.Fatal("kvtools' client not reached")
 	}
-	s := Wrap(kv, time.Second)
+	s := wrap(kv, time.Second)
 	defer s.Close()
 	_ = hubOf(t, s)
 	other := openClient(t, cfg)

@@ -201,10 +201,11 @@ func (e *AccessError) Error() string {
 	return msg + fmt.Sprintf("permission denied: %s has no %s right on %s%s", who, permName(e.Perm), e.Node, hint)
 }
 
-// Is reports whether target is ErrPermission, or ErrAuthFailed for a
+// Is reports whether ErrPermission matches target (target is it, or the
+// shared store.ErrPermission), or ErrAuthFailed does for a
 // wrong password.
 func (e *AccessError) Is(target error) bool {
-	return target == ErrPermission || (e.WrongPassword && target == ErrAuthFailed)
+	return errors.Is(ErrPermission, target) || (e.WrongPassword && errors.Is(ErrAuthFailed, target))
 }
 
 // Unwrap returns zk.ErrNoAuth.

@@ -2,7 +2,11 @@ package zookeeper
 
 import (
 	"crypto/tls"
+	"encoding/json"
 	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/go-zookeeper/zk"
@@ -11,11 +15,6 @@ import (
 )
 
 const (
-	// Scheme is the URL scheme naming this backend ("zk://host:port,...").
-	// kvtools/zookeeper registers its own store with valkeyrie under the
-	// name "zookeeper" (kvzk.StoreName), not under Scheme.
-	Scheme = "zk"
-
 	// DefaultSessionTimeout is the ZooKeeper session timeout asked for when
 	// Config.SessionTimeout is zero. The server clamps it to between 2 and
 	// 20 of its ticks.
@@ -137,3 +136,35 @@ func (c Config) resolve() (settings, error) {
 	}
 	return st, nil
 }
+
+// configNoMethods is Config without its methods, for the encodings below.
+type configNoMethods Config
+
+// masked is c with its secrets masked.
+func (c Config) masked() configNoMethods {
+	m := configNoMethods(c)
+	m.Password = adapter.MaskString(m.Password)
+	if len(m.ACL) > 0 {
+		m.ACL = slices.Clone(m.ACL)
+		for i, a := range m.ACL {
+			if user, _, ok := strings.Cut(a.ID, ":"); ok && strings.EqualFold(a.Scheme, "digest") {
+				m.ACL[i].ID = user + ":" + adapter.Mask // a digest can be guessed offline
+			}
+		}
+	}
+	return m
+}
+
+// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
+func (c Config) Format(f fmt.State, verb rune) {
+	adapter.FormatMasked(f, verb, c.masked(), "zookeeper.configNoMethods", "zookeeper.Config")
+}
+
+// GoString is %#v of c, its secrets masked.
+func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
+
+// MarshalJSON encodes c with its secrets masked.
+func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
+
+// LogValue is c for log/slog, its secrets masked.
+func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
@@ -136,7 +137,7 @@ func (d *dialer) close() {
 func (d *dialer) failTLS(address string, err error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.tlsErr = err
+	d.tlsErr = adapter.Tag(err, lstore.ErrTLS) // the shared vocabulary's TLS failure
 	if _, ok := d.tlsFailed[address]; ok {
 		return
 	}

@@ -98,8 +98,8 @@
 //     goroutines (:451-454); the client logs to the standard logger and
 //     resolves names without a timeout at construction.
 //
-// Wrap applies what can be fixed from outside to such a store (see Wrap);
-// the rest remains.
+// This package's tests document them on kvtools' store, with what can be
+// fixed from outside applied; Open does not use kvtools.
 //
 // # Limits
 //

@@ -39,7 +39,7 @@ func TestElectionSmokeEnsemble(t *testing.T) {
 // (TestConformance covers the store Open returns.)
 func TestElectionSmokeWrapped(t *testing.T) {
 	eps := servers(t, envSingle)
-	smoke(t, eps, func(t *testing.T) store.Store { return Wrap(kvtoolsStore(t, eps), 5*time.Second) })
+	smoke(t, eps, func(t *testing.T) store.Store { return wrap(kvtoolsStore(t, eps), 5*time.Second) })
 }
 
 // Fenced writes on a store from Open (a refused write creates no parent
@@ -51,5 +51,5 @@ func TestFencedPut(t *testing.T) {
 
 // kvtools' store, given to Wrap, cannot write fenced.
 func TestWrappedNotFenced(t *testing.T) {
-	storetest.NotFenced(t, Wrap(kvtoolsStore(t, servers(t, envSingle)), time.Second))
+	storetest.NotFenced(t, wrap(kvtoolsStore(t, servers(t, envSingle)), time.Second))
 }

@@ -2,36 +2,40 @@ package zookeeper
 
 import (
 	"errors"
-	"fmt"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/kvtools/valkeyrie/store"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
+// backend names ZooKeeper in messages.
+const backend = "zookeeper"
+
 var (
 	// ErrInvalidConfig is wrapped by the errors Open returns for an unusable
-	// Config.
-	ErrInvalidConfig = errors.New("zookeeper: invalid configuration")
+	// Config. It matches the shared store.ErrInvalidConfig.
+	ErrInvalidConfig = adapter.Sentinel("zookeeper: invalid configuration", lstore.ErrInvalidConfig)
 
 	// ErrEmptyKey is returned for a key that is empty once its slashes are
 	// trimmed: the root node is not a key.
 	ErrEmptyKey = errors.New("zookeeper: empty key")
 
 	// ErrClosed is returned by calls on a closed store.
-	// errors.Is(ErrClosed, store.ErrNotReachable) is true.
-	ErrClosed = fmt.Errorf("zookeeper: store closed: %w", store.ErrNotReachable)
+	// errors.Is(ErrClosed, store.ErrNotReachable) is true, and so are
+	// the shared store.ErrClosed and store.ErrUnreachable.
+	ErrClosed = adapter.Sentinel("zookeeper: store closed: "+store.ErrNotReachable.Error(), lstore.ErrClosed, store.ErrNotReachable)
 
 	// ErrPermission is matched by every *AccessError: ZooKeeper refused a
 	// call because the session's identity lacks a right on a node (see
-	// AccessError).
-	ErrPermission = errors.New("zookeeper: permission denied")
+	// AccessError). It matches the shared store.ErrPermission.
+	ErrPermission = adapter.Sentinel("zookeeper: permission denied", lstore.ErrPermission)
 
 	// ErrAuthFailed is matched by an *AccessError that shows a wrong
 	// digest password, and by Open's error when the ensemble refused the
-	// credentials (zk.ErrAuthFailed).
-	ErrAuthFailed = errors.New("zookeeper: authentication failed")
+	// credentials (zk.ErrAuthFailed). It matches the shared store.ErrAuth.
+	ErrAuthFailed = adapter.Sentinel("zookeeper: authentication failed", lstore.ErrAuth)
 )
 
 // UnreachableError reports that no ZooKeeper server of Endpoints answered
@@ -53,7 +57,7 @@ func invalid(field, reason string) error {
 
 // unreachable is the *UnreachableError of op.
 func unreachable(op string, endpoints []string, err error) error {
-	return &UnreachableError{Backend: "zookeeper", Op: op, Endpoints: endpoints, Err: err}
+	return &UnreachableError{Backend: backend, Op: op, Endpoints: endpoints, Err: err}
 }
 
 // isConnErr reports whether err is the client losing or lacking its

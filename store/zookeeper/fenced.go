@@ -34,7 +34,7 @@ const fencedAttempts = 4
 // guard node deleted and written anew, with another value, up to the very
 // same version between that read and the multi is not refused.
 func (s *kv) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
-	p, g, v, err := adapter.FenceArgs("zookeeper", key, guardKey, guard, path, version)
+	p, g, v, err := adapter.FenceArgs(backend, key, guardKey, guard, path, version)
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func (s *kv) FencedPut(ctx context.Context, key string, value []byte, guardKey s
 		return s.fail("fenced put", err)
 	}
 	if !found || !same {
-		return adapter.GuardChanged("zookeeper", key)
+		return adapter.GuardChanged(backend, key)
 	}
 	for attempt := 1; ; attempt++ {
 		ops, err := s.fencedOps(p, value, g, v)
@@ -55,7 +55,7 @@ func (s *kv) FencedPut(ctx context.Context, key string, value []byte, guardKey s
 			return nil
 		}
 		if len(res) > 0 && (errors.Is(res[0].Error, zk.ErrBadVersion) || errors.Is(res[0].Error, zk.ErrNoNode)) {
-			return adapter.GuardChanged("zookeeper", key)
+			return adapter.GuardChanged(backend, key)
 		}
 		changed := errors.Is(err, zk.ErrNoNode) || errors.Is(err, zk.ErrNodeExists)
 		if !changed || attempt == fencedAttempts {

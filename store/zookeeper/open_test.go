@@ -26,14 +26,11 @@ func TestConfigDefaults(t *testing.T) {
 	if st.sessionTimeout != DefaultSessionTimeout || st.dialTimeout != DefaultDialTimeout || st.requestTimeout != DefaultRequestTimeout {
 		t.Fatalf("defaults not applied: %+v", st)
 	}
-	if Scheme != "zk" {
-		t.Fatalf("Scheme = %q", Scheme)
-	}
 }
 
 func TestOpenUnreachable(t *testing.T) {
 	storetest.NoLeaks(t)
-	storetest.OpenUnreachable(t, netConfig.Dialer(Open), storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
+	storetest.OpenUnreachable(t, netConfig.Dialer(storetest.Erase(Open)), storetest.Unreachable{Names: storetest.NamesFirstEndpoint, WrapsDeadline: true})
 }
 
 // netConfig is the Config of endpoints and timeouts alone.

@@ -19,6 +19,16 @@ import (
 	"github.com/leadership-go/leadership/store/internal/guard"
 )
 
+// Store is an open ZooKeeper store: it implements valkeyrie's
+// store.Store (and so leadership.Backend) and fenced.Putter, on one
+// ZooKeeper session at a time (see the package documentation). Close
+// closes the session and waits for the client's goroutines.
+type Store struct{ *guarded }
+
+// guarded is the guard layer a *Store embeds: its calls return by their
+// context's deadline, or after RequestTimeout.
+type guarded = guard.Fenced
+
 // Open connects to the ensemble, authenticates when cfg.Username is set,
 // and checks the session with a round trip, all within cfg.DialTimeout (or
 // ctx's deadline if sooner). When that fails it returns an
@@ -26,7 +36,7 @@ import (
 // endpoints, after closing the client: nothing is left running. The store
 // returned bounds every call by its context, or by cfg.RequestTimeout when
 // the context has no deadline.
-func Open(ctx context.Context, cfg Config) (store.Store, error) {
+func Open(ctx context.Context, cfg Config) (*Store, error) {
 	st, err := cfg.resolve()
 	if err != nil {
 		return nil, err
@@ -73,10 +83,10 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 				}
 			}
 		}
-		return nil, adapter.Explain(ctx, "zookeeper", st.endpoints, st.tls, unreachable("open", st.endpoints, err))
+		return nil, adapter.Explain(ctx, backend, st.endpoints, st.tls, unreachable("open", st.endpoints, err))
 	}
 	s.tasks.Go(s.monitor)
-	return guard.WrapFenced(s, s, st.requestTimeout), nil
+	return &Store{guard.NewFenced(s, s, st.requestTimeout)}, nil
 }
 
 // kv implements store.Store on a zk client (one ZooKeeper session at a

@@ -21,7 +21,7 @@ import (
 func TestAtomicPutCreatesParents(t *testing.T) {
 	eps := servers(t, envSingle)
 	open, raw := openOn(t, eps), kvtoolsStore(t, eps)
-	wrapped := Wrap(kvtoolsStore(t, eps), 5*time.Second)
+	wrapped := wrap(kvtoolsStore(t, eps), 5*time.Second)
 	ctx := storetest.Context(t, 10*time.Second)
 	for _, tc := range []struct {
 		name    string
@@ -33,8 +33,8 @@ func TestAtomicPutCreatesParents(t *testing.T) {
 		{"Open, leading slash", open, true, false},
 		{"kvtools", raw, false, false},
 		{"kvtools, leading slash", raw, true, true},
-		{"Wrap(kvtools)", wrapped, false, false},
-		{"Wrap(kvtools), leading slash", wrapped, true, false},
+		{"wrap(kvtools)", wrapped, false, false},
+		{"wrap(kvtools), leading slash", wrapped, true, false},
 	} {
 		key := freshKey("service/swarm/leader")
 		storetest.CleanupTree(t, open, storetest.Dir(storetest.Dir(storetest.Dir(key))))
@@ -75,7 +75,7 @@ func TestAtomicPutCreatesParents(t *testing.T) {
 func TestKvtoolsDefects(t *testing.T) {
 	eps := servers(t, envSingle)
 	open, raw := openOn(t, eps), kvtoolsStore(t, eps)
-	wrapped := Wrap(kvtoolsStore(t, eps), 5*time.Second)
+	wrapped := wrap(kvtoolsStore(t, eps), 5*time.Second)
 	ctx := storetest.Context(t, 10*time.Second)
 	// The stores of the subtests where kvtools' own shows the defect (bug).
 	stores := []struct {
@@ -162,7 +162,7 @@ func TestKvtoolsHung(t *testing.T) {
 	fwd := electiontest.Forwarder(t, eps[0])
 	raw := kvtoolsStore(t, []string{fwd.Addr()})
 	// The stuck calls end when a broken connection fails them.
-	storetest.WrapBoundsHungCalls(t, raw, Wrap(raw, time.Second), freshKey("hung"), fwd.Cut, fwd.Kill)
+	storetest.WrapBoundsHungCalls(t, raw, wrap(raw, time.Second), freshKey("hung"), fwd.Cut, fwd.Kill)
 }
 
 // Watch reports creation, changes, deletion and re-creation, keeps going

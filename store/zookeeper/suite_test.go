@@ -36,13 +36,13 @@ func kvtoolsStore(t testing.TB, endpoints []string) store.Store {
 	return electiontest.OpenRaw(t, kvzk.StoreName, endpoints, &kvzk.Config{ConnectionTimeout: 4 * time.Second})
 }
 
-// The testsuite on Wrap(kvtools store). Failures here are kvtools defects
+// The testsuite on wrap(kvtools store). Failures here are kvtools defects
 // that cannot be fixed from outside (see Wrap); run on demand with
 // LEADERSHIP_KVTOOLS_SUITE=1.
 func TestValkeyrieSuiteWrapped(t *testing.T) {
 	eps := servers(t, envSingle)
 	if os.Getenv("LEADERSHIP_KVTOOLS_SUITE") == "" {
-		t.Skip("LEADERSHIP_KVTOOLS_SUITE is not set: the testsuite on Wrap(kvtools/zookeeper) documents kvtools defects")
+		t.Skip("LEADERSHIP_KVTOOLS_SUITE is not set: the testsuite on wrap(kvtools/zookeeper) documents kvtools defects")
 	}
-	runSuite(t, Wrap(kvtoolsStore(t, eps), 5*time.Second), openOn(t, eps), true)
+	runSuite(t, wrap(kvtoolsStore(t, eps), 5*time.Second), openOn(t, eps), true)
 }

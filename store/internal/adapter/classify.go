@@ -18,11 +18,16 @@ type Classified struct {
 	// Unreachable reports whether an error is a connection-level failure
 	// rather than an answer of the server.
 	Unreachable func(error) bool
+	// Kinds, when set, tag the client's refusals with the adapter's own
+	// sentinels (see Refine).
+	Kinds []Kind
 }
 
 // Classify returns err, made to match store.ErrNotReachable if
 // Unreachable says so and it does not already.
-func (c *Classified) Classify(err error) error { return Classify(err, c.Unreachable) }
+func (c *Classified) Classify(err error) error {
+	return Refine(Classify(err, c.Unreachable), c.Kinds)
+}
 
 // Classify returns err, made to match store.ErrNotReachable if
 // unreachable(err) and it does not already.

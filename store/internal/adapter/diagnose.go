@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	lstore "github.com/leadership-go/leadership/store"
 )
 
 // diagnoseTimeout bounds each connection Dial and Diagnose make.
@@ -47,16 +49,16 @@ func Dial(ctx context.Context, endpoints []string) error {
 
 // ErrServerSpeaksTLS is Diagnose's finding that a server asked in plain
 // text answers a TLS handshake.
-var ErrServerSpeaksTLS = errors.New("the server speaks TLS: give tls=true (and ca=FILE to trust its certificate)")
+var ErrServerSpeaksTLS = Sentinel("the server speaks TLS: give tls=true (and ca=FILE to trust its certificate)", lstore.ErrTLS)
 
 // ErrServerSpeaksPlain is Diagnose's finding that a server asked in TLS
 // closes the connection or answers in plain text.
-var ErrServerSpeaksPlain = errors.New("the server does not speak TLS: drop tls, ca, cert and key from the configuration")
+var ErrServerSpeaksPlain = Sentinel("the server does not speak TLS: drop tls, ca, cert and key from the configuration", lstore.ErrTLS)
 
 // ErrNoHandshake is Diagnose's finding that a server asked in TLS left
 // the handshake unanswered, as a plain-text server waiting for a whole
 // command does.
-var ErrNoHandshake = errors.New("the server did not answer a TLS handshake")
+var ErrNoHandshake = Sentinel("the server did not answer a TLS handshake", lstore.ErrTLS)
 
 // Diagnose explains why a client that reached endpoint's port got no
 // answer, when a TLS mismatch is the cause: with cfg (TLS asked for), the
@@ -88,7 +90,7 @@ func Diagnose(ctx context.Context, endpoint string, cfg *tls.Config) error {
 	case errors.Is(err, io.EOF), errors.Is(err, syscall.ECONNRESET), errors.As(err, &recordErr):
 		return fmt.Errorf("%s: %w (%w)", endpoint, ErrServerSpeaksPlain, err)
 	}
-	return fmt.Errorf("TLS handshake with %s failed: %w", endpoint, err)
+	return Tag(fmt.Errorf("TLS handshake with %s failed: %w", endpoint, err), lstore.ErrTLS)
 }
 
 // Explain returns err, the failure of an Open whose server got no answer,

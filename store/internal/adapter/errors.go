@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	lstore "github.com/leadership-go/leadership/store"
 )
 
 // ConfigError is an unusable configuration, reported before any network
@@ -44,8 +46,11 @@ func (e *ConfigError) Error() string {
 	return msg
 }
 
-// Is reports whether Invalid is, or matches, target.
-func (e *ConfigError) Is(target error) bool { return e.Invalid != nil && errors.Is(e.Invalid, target) }
+// Is reports whether Invalid is, or matches, target, or target is the
+// shared vocabulary's ErrInvalidConfig.
+func (e *ConfigError) Is(target error) bool {
+	return target == lstore.ErrInvalidConfig || e.Invalid != nil && errors.Is(e.Invalid, target)
+}
 
 // Unwrap returns the underlying error, if any.
 func (e *ConfigError) Unwrap() error { return e.Err }
@@ -80,5 +85,12 @@ func (e *UnreachableError) Error() string {
 	return fmt.Sprintf("%s not reachable: %v", msg, e.Err)
 }
 
-// Unwrap returns store.ErrNotReachable and the underlying error.
+// Is reports whether target is the shared store.ErrTLS and Err a TLS
+// failure (see TLSFailure).
+func (e *UnreachableError) Is(target error) bool {
+	return target == lstore.ErrTLS && TLSFailure(e.Err)
+}
+
+// Unwrap returns store.ErrNotReachable (the shared vocabulary's
+// ErrUnreachable) and the underlying error.
 func (e *UnreachableError) Unwrap() []error { return []error{store.ErrNotReachable, e.Err} }

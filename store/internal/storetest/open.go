@@ -136,7 +136,7 @@ type InvalidConfig[C any] struct {
 // RejectsConfigs runs a subtest per case: open must fail on the case's
 // Config at once (within HangBound: it reaches no server), with an error
 // that rejected accepts for the case's Field.
-func RejectsConfigs[C any](t *testing.T, open func(context.Context, C) (store.Store, error), rejected func(err error, field string) bool, cases []InvalidConfig[C]) {
+func RejectsConfigs[C any, S store.Store](t *testing.T, open func(context.Context, C) (S, error), rejected func(err error, field string) bool, cases []InvalidConfig[C]) {
 	t.Helper()
 	for _, tc := range cases {
 		t.Run(tc.Name, func(t *testing.T) {
@@ -171,6 +171,18 @@ func ConfigRejected(invalid error) func(err error, field string) bool {
 // NetConfig builds a network adapter's Config, of type C, from the fields
 // every one of them has: the endpoints and the dial and request timeouts.
 type NetConfig[C any] func(endpoints []string, dial, request time.Duration) C
+
+// Erase turns an adapter's Open, which returns its own *Store, into one
+// that returns a store.Store (nil on error, never a typed nil).
+func Erase[C any, S store.Store](open func(context.Context, C) (S, error)) func(context.Context, C) (store.Store, error) {
+	return func(ctx context.Context, cfg C) (store.Store, error) {
+		s, err := open(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	}
+}
 
 // Dialer is the Dialer of open on the Config that cfg builds for the
 // endpoints and dial timeout given.

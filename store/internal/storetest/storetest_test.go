@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
@@ -22,7 +23,7 @@ var backendSeq atomic.Uint64
 // cleanup unless the test closes it.
 func memoryStore(t *testing.T, name string) store.Store {
 	t.Helper()
-	s, err := memory.New(context.Background(), []string{name}, nil)
+	s, err := memory.Open(context.Background(), memory.Config{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,10 +127,10 @@ func TestRecv(t *testing.T) {
 	}
 }
 
-// memory.New rejects a configuration without a name.
+// memory's valkeyrie constructor rejects a configuration without a name.
 func TestRejectsConfigs(t *testing.T) {
 	open := func(ctx context.Context, endpoints []string) (store.Store, error) {
-		return memory.New(ctx, endpoints, nil)
+		return valkeyrie.NewStore(ctx, memory.StoreName, endpoints, nil)
 	}
 	storetest.RejectsConfigs(t, open, func(err error, field string) bool { return err != nil && field == "Endpoints" },
 		[]storetest.InvalidConfig[[]string]{{Name: "no name", Config: nil, Field: "Endpoints"}})

@@ -30,9 +30,13 @@ const OpenBudget = 30 * time.Second
 
 // Opener is the OpenFunc that opens an adapter's store with open, on the
 // Config that config makes of the endpoints.
-func Opener[C any](open func(context.Context, C) (store.Store, error), config func(endpoints []string) C) OpenFunc {
+func Opener[C any, S store.Store](open func(context.Context, C) (S, error), config func(endpoints []string) C) OpenFunc {
 	return func(ctx context.Context, endpoints []string) (store.Store, error) {
-		return open(ctx, config(endpoints))
+		s, err := open(ctx, config(endpoints))
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
 	}
 }
 

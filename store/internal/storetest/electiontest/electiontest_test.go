@@ -18,7 +18,7 @@ func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 func TestSmokeOnMemory(t *testing.T) {
 	name := t.Name()
 	electiontest.Smoke(t, "service/leader", func(t *testing.T) store.Store {
-		s, err := memory.New(context.Background(), []string{name}, nil)
+		s, err := memory.Open(context.Background(), memory.Config{Name: name})
 		if err != nil {
 			t.Fatal(err)
 		}

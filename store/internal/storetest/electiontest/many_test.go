@@ -14,7 +14,7 @@ import (
 // Many on the in-process store: every election is elected, named, stopped
 // and seen released.
 func TestManyOnMemory(t *testing.T) {
-	s, err := memory.New(context.Background(), []string{t.Name()}, nil)
+	s, err := memory.Open(context.Background(), memory.Config{Name: t.Name()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,68 +2,28 @@ package etcd
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"time"
 
 	"github.com/kvtools/etcdv3"
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
+	"github.com/leadership-go/leadership/store/internal/guard"
 )
 
-const (
-	// Scheme names this backend, as in etcd://host:port.
-	Scheme = "etcd"
+// Store is an open etcd store: it implements valkeyrie's store.Store (and
+// so leadership.Backend) and fenced.Putter, with this package's fixes
+// (see the package documentation). Close closes the client and waits, at
+// most Config.RequestTimeout, for abandoned calls to finish.
+type Store struct{ *guarded }
 
-	// DefaultDialTimeout is Config.DialTimeout's default.
-	DefaultDialTimeout = adapter.DefaultDialTimeout
-
-	// DefaultRequestTimeout is Config.RequestTimeout's default.
-	DefaultRequestTimeout = adapter.DefaultRequestTimeout
-)
-
-// Config of an etcd store for elections. Zero values take documented
-// defaults; the zero Config is invalid only for lack of an endpoint.
-type Config struct {
-	// Endpoints are the cluster members' client addresses, host:port
-	// (no scheme: the client uses https when TLS is set, http otherwise).
-	// At least one; the client balances over all of them.
-	Endpoints []string
-
-	// Username and Password authenticate with etcd's auth (both or
-	// neither). For client-certificate authentication, leave them empty
-	// and put the certificate in TLS.
-	Username string
-	Password string
-
-	// TLS, when set, makes the client dial the members with TLS using this
-	// configuration (server CA in RootCAs, client certificates in
-	// Certificates). It is cloned, never modified.
-	TLS *tls.Config
-
-	// DialTimeout bounds Open: the connection, the authentication when
-	// Username is set, and the probe read. Default DefaultDialTimeout.
-	DialTimeout time.Duration
-
-	// RequestTimeout bounds any call whose context has no deadline.
-	// Default DefaultRequestTimeout.
-	RequestTimeout time.Duration
-}
-
-// validate checks cfg and returns it with its defaults filled in.
-func (cfg Config) validate() (Config, error) {
-	if err := adapter.CheckNetwork(ErrInvalidConfig, &cfg.Endpoints, 0, "", &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
-		return cfg, err
-	}
-	if (cfg.Username == "") != (cfg.Password == "") {
-		return cfg, invalid("Username", "Username and Password go together (etcd authenticates with both; for certificate authentication use TLS)")
-	}
-	return cfg, nil
-}
+// guarded is the guard layer a *Store embeds: its calls return by their
+// context's deadline, or after RequestTimeout.
+type guarded = guard.Fenced
 
 // Open connects to the etcd cluster at cfg.Endpoints, checks with a
 // linearizable read that it answers, and returns the store with this
-// package's fixes applied (see Wrap). The etcd client's own log output is
+// package's fixes applied. The etcd client's own log output is
 // discarded, from its creation on (its authentication included).
 //
 // A cluster that does not answer within cfg.DialTimeout (or ctx's earlier
@@ -71,7 +31,7 @@ func (cfg Config) validate() (Config, error) {
 // store.ErrNotReachable, after that time; nothing of the client is left
 // running. A cancelled ctx gives ctx.Err(). An invalid cfg gives a
 // *ConfigError at once.
-func Open(ctx context.Context, cfg Config) (store.Store, error) {
+func Open(ctx context.Context, cfg Config) (*Store, error) {
 	cfg, err := cfg.validate()
 	if err != nil {
 		return nil, err
@@ -106,7 +66,8 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 	if err != nil { // with Username: no answer to the authentication, or a refusal
 		return nil, openError(ctx, cfg.Endpoints, explain(ctx, cfg.Endpoints, cfg.TLS, err))
 	}
-	s := Wrap(kv, cfg.RequestTimeout)
+	f := newFixed(kv)
+	s := &Store{guard.NewFenced(f, f, cfg.RequestTimeout)}
 	pctx, cancel := context.WithDeadline(ctx, deadline)
 	_, err = s.Get(pctx, adapter.ProbeKey, &store.ReadOptions{Consistent: true})
 	cancel()
@@ -122,7 +83,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 
 // openError classifies a failure of Open.
 func openError(ctx context.Context, endpoints []string, err error) error {
-	return adapter.OpenError(ctx, "etcd", endpoints, err, func(err error) bool {
+	return adapter.Refine(adapter.OpenError(ctx, backend, endpoints, err, func(err error) bool {
 		return errors.Is(err, store.ErrNotReachable) || errors.Is(err, context.DeadlineExceeded)
-	})
+	}), kinds)
 }

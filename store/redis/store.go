@@ -2,74 +2,31 @@ package redis
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"time"
 
 	kvredis "github.com/kvtools/redis"
-	"github.com/kvtools/valkeyrie/store"
-	"github.com/leadership-go/leadership/store/internal/adapter"
 	goredis "github.com/redis/go-redis/v9"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
+	"github.com/leadership-go/leadership/store/internal/guard"
 )
 
-const (
-	// Scheme names this backend, as in redis://host:port.
-	Scheme = "redis"
+// Store is an open Redis store: it implements valkeyrie's store.Store
+// (and so leadership.Backend) and fenced.Putter, with this package's
+// fixes (see the package documentation). Close ends the watches, closes
+// the clients and waits, at most Config.RequestTimeout, for the watches'
+// goroutines.
+type Store struct{ *guarded }
 
-	// DefaultDialTimeout is Config.DialTimeout's default.
-	DefaultDialTimeout = adapter.DefaultDialTimeout
-
-	// DefaultRequestTimeout is Config.RequestTimeout's default.
-	DefaultRequestTimeout = adapter.DefaultRequestTimeout
-)
-
-// Config of a Redis store for elections. Zero values take documented
-// defaults; the zero Config is invalid only for lack of an endpoint.
-type Config struct {
-	// Endpoints holds the address of the one Redis server, host:port.
-	// kvtools' store takes exactly one: no Cluster, and no Sentinel here
-	// (see the package documentation).
-	Endpoints []string
-
-	// Username and Password authenticate (AUTH, or an ACL user with
-	// Username). Password alone is the legacy requirepass.
-	Username string
-	Password string
-
-	// DB is the database number (SELECT). Default 0.
-	DB int
-
-	// TLS, when set, makes the client connect with TLS using this
-	// configuration (client certificates in Certificates). It is cloned,
-	// never modified.
-	TLS *tls.Config
-
-	// DialTimeout bounds Open: the probe connection, authentication and
-	// read, and the construction of kvtools' store. Default
-	// DefaultDialTimeout.
-	DialTimeout time.Duration
-
-	// RequestTimeout bounds any call whose context has no deadline.
-	// Default DefaultRequestTimeout.
-	RequestTimeout time.Duration
-}
-
-// validate checks cfg and returns it with its defaults filled in.
-func (cfg Config) validate() (Config, error) {
-	if err := adapter.CheckNetwork(ErrInvalidConfig, &cfg.Endpoints, 1, "kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)",
-		&cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
-		return cfg, err
-	}
-	if cfg.DB < 0 {
-		return cfg, invalid("DB", fmt.Sprintf("negative: %d", cfg.DB))
-	}
-	return cfg, nil
-}
+// guarded is the guard layer a *Store embeds: its calls return by their
+// context's deadline, or after RequestTimeout.
+type guarded = guard.Fenced
 
 // Open connects to the Redis server at cfg.Endpoints[0], checks with a
 // read that it answers, and returns the store with this package's fixes
-// applied (see Wrap).
+// applied.
 //
 // A server that does not answer within cfg.DialTimeout (or ctx's earlier
 // deadline) gives an *UnreachableError, which matches store.ErrNotReachable,
@@ -85,7 +42,7 @@ func (cfg Config) validate() (Config, error) {
 // between that check and the construction does the construction finish in
 // the background (within those 30s) after Open has returned its error; the
 // store it built is then closed.
-func Open(ctx context.Context, cfg Config) (store.Store, error) {
+func Open(ctx context.Context, cfg Config) (*Store, error) {
 	cfg, err := cfg.validate()
 	if err != nil {
 		return nil, err
@@ -102,7 +59,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		if refused := tlsRefusal(dctx, ep, cfg.TLS, err); refused != nil {
 			return nil, refused
 		}
-		return nil, openError(ctx, ep, adapter.Explain(ctx, "redis", cfg.Endpoints, cfg.TLS, err))
+		return nil, openError(ctx, ep, adapter.Explain(ctx, backend, cfg.Endpoints, cfg.TLS, err))
 	}
 
 	kcfg := &kvredis.Config{Username: cfg.Username, Password: cfg.Password, DB: cfg.DB}
@@ -123,7 +80,7 @@ func Open(ctx context.Context, cfg Config) (store.Store, error) {
 		if b.err != nil {
 			return nil, openError(ctx, ep, b.err)
 		}
-		return wrapOwn(b.kv, goredis.NewClient(watchOptions(cfg)), cfg.DB, cfg.RequestTimeout), nil
+		return &Store{wrapOwn(b.kv, goredis.NewClient(watchOptions(cfg)), cfg.DB, cfg.RequestTimeout)}, nil
 	case <-dctx.Done():
 		go func() {
 			if b := <-done; b.kv != nil {
@@ -190,5 +147,5 @@ func watchOptions(cfg Config) *goredis.Options {
 
 // openError classifies a failure of Open.
 func openError(ctx context.Context, ep string, err error) error {
-	return adapter.OpenError(ctx, "redis", []string{ep}, err, unreachable)
+	return adapter.Refine(adapter.OpenError(ctx, backend, []string{ep}, err, unreachable), kinds)
 }

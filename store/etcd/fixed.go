@@ -17,35 +17,12 @@ import (
 	"github.com/leadership-go/leadership/store/internal/guard"
 )
 
-// Wrap applies this package's fixes to an etcd store built elsewhere, for
-// instance by valkeyrie.NewStore(ctx, "etcdv3", endpoints, cfg):
-//
-//   - every call returns by its context's deadline, or after
-//     requestTimeout when the context has none (kvtools' Delete has no
-//     timeout of its own, and a call blocks while the client waits for a
-//     connection), and watches never leak a goroutine on a reader that
-//     walks away;
-//   - watches are opened with etcd's require-leader option, so a member
-//     cut off from the cluster's quorum ends them instead of staying
-//     silent;
-//   - errors meaning the cluster could not be reached in time (gRPC
-//     Unavailable or DeadlineExceeded, such as "no leader", and deadline
-//     errors) also match store.ErrNotReachable. The store's own sentinel
-//     errors are returned unchanged.
-//   - when s is a kvtools *etcdv3.Store (whose etcd client can be
-//     reached), the result implements fenced.Putter: FencedPut is one
-//     etcd transaction (see fixed.FencedPut); AtomicDelete, given a
-//     previous pair with a Value, compares the value as well as the
-//     ModRevision in its transaction (see fixed.AtomicDelete); and Get and
-//     Watch run on the client: a watch starts at the revision of its first
-//     read, and ends once a linearizable read shows the server's revision
-//     gone below one the watch knows of (a server restarted without its
-//     data: see rewind.go), instead of staying silent.
-//
-// requestTimeout 0 means no default bound (calls without a deadline may
-// block). Close closes s and waits, at most requestTimeout, for abandoned
-// calls to finish.
-func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
+// wrap applies this package's fixes to an etcd store built elsewhere, for
+// instance by valkeyrie.NewStore(ctx, "etcdv3", endpoints, cfg), as Open
+// does to its own (see the package documentation); the result implements
+// fenced.Putter when s is a kvtools *etcdv3.Store whose client can be
+// reached. requestTimeout 0 means no default bound.
+func wrap(s store.Store, requestTimeout time.Duration) store.Store {
 	f := newFixed(s)
 	var p fenced.Putter
 	if f.client != nil {
@@ -63,7 +40,7 @@ type fixed struct {
 }
 
 func newFixed(s store.Store) *fixed {
-	f := &fixed{Classified: adapter.Classified{Store: s, Unreachable: unreachableErr}}
+	f := &fixed{Classified: adapter.Classified{Store: s, Unreachable: unreachableErr, Kinds: kinds}}
 	if kv, ok := s.(*etcdv3.Store); ok {
 		f.client = clientOf(kv)
 	}
@@ -76,10 +53,13 @@ func newFixed(s store.Store) *fixed {
 // hold, otherwise the error matches fenced.ErrGuardChanged. The value
 // tells apart a record written anew at a revision a cluster that lost its
 // data handed out again. Keys are named as kvtools names them (without a
-// leading "/"). f.client must be set.
+// leading "/"). Without f.client it fails with errNoClient.
 func (f *fixed) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
+	if f.client == nil {
+		return errNoClient
+	}
 	if guard == nil {
-		return adapter.GuardChanged(Scheme, key)
+		return adapter.GuardChanged(backend, key)
 	}
 	g := strings.TrimPrefix(guardKey, "/")
 	resp, err := f.client.Txn(ctx).
@@ -92,7 +72,7 @@ func (f *fixed) FencedPut(ctx context.Context, key string, value []byte, guardKe
 		return classify(err)
 	}
 	if !resp.Succeeded {
-		return adapter.GuardChanged(Scheme, key)
+		return adapter.GuardChanged(backend, key)
 	}
 	return nil
 }
@@ -131,8 +111,8 @@ func (f *fixed) WatchTree(ctx context.Context, dir string, opts *store.ReadOptio
 }
 
 // classify adds store.ErrNotReachable to errors that mean the cluster did
-// not answer in time.
-func classify(err error) error { return adapter.Classify(err, unreachableErr) }
+// not answer in time, and this package's sentinels to etcd's refusals.
+func classify(err error) error { return adapter.Refine(adapter.Classify(err, unreachableErr), kinds) }
 
 // unreachableErr reports whether err means the cluster did not answer in
 // time: a deadline, or gRPC Unavailable or DeadlineExceeded.

@@ -13,7 +13,7 @@ import (
 	"github.com/leadership-go/leadership/store/internal/guard"
 )
 
-// Wrap applies what can be fixed from outside to a ZooKeeper store built
+// wrap applies what can be fixed from outside to a ZooKeeper store built
 // elsewhere, typically kvtools/zookeeper's from valkeyrie.NewStore(ctx,
 // "zookeeper", ...):
 //
@@ -43,7 +43,7 @@ import (
 // and Close does not wait for the client's goroutines (one may outlive it
 // by up to 20 session timeouts against a server that accepts connections
 // but does not answer). Prefer Open.
-func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
+func wrap(s store.Store, requestTimeout time.Duration) store.Store {
 	return guard.Wrap(&fixed{inner: s}, requestTimeout)
 }
 

@@ -16,63 +16,46 @@ import (
 	"github.com/kvtools/valkeyrie/store"
 	goredis "github.com/redis/go-redis/v9"
 
+	"github.com/leadership-go/leadership/fenced"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/guard"
 )
 
-// Wrap applies this package's fixes to a Redis store built elsewhere, for
-// instance by valkeyrie.NewStore(ctx, "redis", ...) (kvtools' raw codec):
-//
-//   - every call returns by its context's deadline, or after
-//     requestTimeout when the context has none (kvtools' client ignores
-//     context deadlines on its sockets and waits up to 30s);
-//   - AtomicPut with previous == nil is this package's own SETNX on
-//     kvtools' client when s is a *kvredis.Store with the raw codec, so
-//     that its real error (a refused permission, a lost connection) is
-//     returned; on other stores, a store.ErrKeyExists is checked with a
-//     Get: ErrKeyExists stands only if the key exists; if it does not,
-//     the error is ErrCreateUnconfirmed, and if the Get fails, that error;
-//   - Watch and WatchTree are this package's own, on one Pub/Sub
-//     connection of kvtools' go-redis client shared by every watch of the
-//     store (see the package documentation), with reads through s;
-//     kvtools' watches leak goroutines. This needs s to be a
-//     *kvredis.Store on a single server or Sentinel client (not a
-//     Sentinel ClusterClient): for any other store, its own watches are
-//     used;
-//   - errors meaning the server could not be reached (network errors,
-//     timeouts, a closed client) also match store.ErrNotReachable; the
-//     store's sentinel errors are returned unchanged;
-//   - when s is a *kvredis.Store with the raw codec on a single server or
-//     Sentinel client, the result implements fenced.Putter: FencedPut is
-//     one Lua script (see fencer.FencedPut).
-//
-// requestTimeout 0 means no default bound. Close closes s and waits, at
-// most requestTimeout, for watches to finish.
-func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
+// wrap applies this package's fixes to a Redis store built elsewhere, for
+// instance by valkeyrie.NewStore(ctx, "redis", ...) (kvtools' raw codec),
+// as Open does to its own (see the package documentation): with watches
+// of this package's own when s is a *kvredis.Store on a single server or
+// Sentinel client, and fenced writes when it also has the raw codec.
+// requestTimeout 0 means no default bound.
+func wrap(s store.Store, requestTimeout time.Duration) store.Store {
 	f := newFixed(s, requestTimeout)
 	if c := kvtoolsClient(s); c != nil {
 		f.hub = newHub(c, c.Options().DB, storeReader{s}, requestTimeout)
 	}
-	return wrapFenced(f, s, requestTimeout)
-}
-
-// wrapOwn is Wrap with watches on client, a go-redis client of the
-// adapter's own for the same server and DB, which Close closes.
-func wrapOwn(s store.Store, client *goredis.Client, db int, requestTimeout time.Duration) store.Store {
-	f := newFixed(s, requestTimeout)
-	f.own = client
-	f.hub = newHub(client, db, clientReader{client}, requestTimeout)
-	return wrapFenced(f, s, requestTimeout)
-}
-
-// wrapFenced guards f, which fixes s, with s's fenced writes if it can
-// make them.
-func wrapFenced(f *fixed, s store.Store, requestTimeout time.Duration) store.Store {
-	if fp := newFencer(s); fp != nil {
-		f.creator = fp.client
+	if fp := fence(f, s); fp != nil {
 		return guard.WrapFenced(f, fp, requestTimeout)
 	}
 	return guard.Wrap(f, requestTimeout)
+}
+
+// wrapOwn is wrap with watches on client, a go-redis client of the
+// adapter's own for the same server and DB, which Close closes.
+func wrapOwn(s store.Store, client *goredis.Client, db int, requestTimeout time.Duration) *guard.Fenced {
+	f := newFixed(s, requestTimeout)
+	f.own = client
+	f.hub = newHub(client, db, clientReader{client}, requestTimeout)
+	return guard.NewFenced(f, fence(f, s), requestTimeout)
+}
+
+// fence returns s's fenced writes, or nil if s cannot make them; f, which
+// fixes s, then creates keys on the same client.
+func fence(f *fixed, s store.Store) fenced.Putter {
+	fp := newFencer(s)
+	if fp == nil {
+		return nil
+	}
+	f.creator = fp.client
+	return fp
 }
 
 // kvtoolsClient returns the go-redis client of a kvtools store, which
@@ -103,11 +86,11 @@ type fixed struct {
 }
 
 func newFixed(s store.Store, closeWait time.Duration) *fixed {
-	return &fixed{Classified: adapter.Classified{Store: s, Unreachable: unreachable}, closeWait: closeWait}
+	return &fixed{Classified: adapter.Classified{Store: s, Unreachable: unreachable, Kinds: kinds}, closeWait: closeWait}
 }
 
 // AtomicPut creates with SETNX of its own, or confirms kvtools'
-// ErrKeyExists with a read (see Wrap).
+// ErrKeyExists with a read (see wrap).
 func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
 	if previous == nil && f.creator != nil {
 		return f.create(ctx, key, value, opts)
@@ -190,7 +173,7 @@ func normalize(key string) string { return strings.TrimPrefix(key, "/") }
 
 // classify adds store.ErrNotReachable to errors that mean the server could
 // not be reached or did not answer in time.
-func classify(err error) error { return adapter.Classify(err, unreachable) }
+func classify(err error) error { return adapter.Refine(adapter.Classify(err, unreachable), kinds) }
 
 // unreachable reports whether err is a connection-level failure rather
 // than an answer of the server.

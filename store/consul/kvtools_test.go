@@ -3,6 +3,7 @@ package consul
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -12,7 +13,7 @@ import (
 	"github.com/leadership-go/leadership/store/internal/guard"
 )
 
-// Wrap applies what can be fixed from outside to a Consul store built
+// wrap applies what can be fixed from outside to a Consul store built
 // elsewhere, typically kvtools/consul's from valkeyrie.NewStore(ctx,
 // "consul", ...):
 //
@@ -23,17 +24,22 @@ import (
 //   - AtomicPut's reply is verified: kvtools answers a successful
 //     compare-and-swap with a separate read, which may return a later
 //     writer's pair. When the value read is not the value written,
-//     AtomicPut returns ErrUnverifiedWrite instead of a wrong pair (the
+//     AtomicPut returns errUnverifiedWrite instead of a wrong pair (the
 //     write landed; read the key to go on);
 //   - Watch gets the key without its leading "/", as the other calls do.
 //
 // Not fixable from outside: the watch still skips deletes and stops at
 // the first error, its reads are not consistent, and a call abandoned at
 // its deadline keeps running in the background until the server answers.
-// Prefer Open.
-func Wrap(s store.Store, requestTimeout time.Duration) store.Store {
+func wrap(s store.Store, requestTimeout time.Duration) store.Store {
 	return guard.Wrap(&fixed{Store: s}, requestTimeout)
 }
+
+// errUnverifiedWrite is returned by AtomicPut on a store made by wrap
+// when the compare-and-swap succeeded but the pair read back afterwards
+// is not the value written (another write came in between): the write
+// landed, but its index is unknown. Read the key to go on.
+var errUnverifiedWrite = errors.New("consul: write succeeded but its index could not be verified")
 
 type fixed struct {
 	store.Store
@@ -45,7 +51,7 @@ func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previou
 		return ok, pair, err
 	}
 	if pair == nil || !bytes.Equal(pair.Value, value) {
-		return false, nil, fmt.Errorf("consul: atomic put %q: %w", key, ErrUnverifiedWrite)
+		return false, nil, fmt.Errorf("consul: atomic put %q: %w", key, errUnverifiedWrite)
 	}
 	return true, pair, nil
 }

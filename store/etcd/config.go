@@ -1,0 +1,82 @@
+package etcd
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
+)
+
+const (
+	// DefaultDialTimeout is Config.DialTimeout's default.
+	DefaultDialTimeout = adapter.DefaultDialTimeout
+
+	// DefaultRequestTimeout is Config.RequestTimeout's default.
+	DefaultRequestTimeout = adapter.DefaultRequestTimeout
+)
+
+// Config of an etcd store for elections. Zero values take documented
+// defaults; the zero Config is invalid only for lack of an endpoint.
+type Config struct {
+	// Endpoints are the cluster members' client addresses, host:port
+	// (no scheme: the client uses https when TLS is set, http otherwise).
+	// At least one; the client balances over all of them.
+	Endpoints []string
+
+	// Username and Password authenticate with etcd's auth (both or
+	// neither). For client-certificate authentication, leave them empty
+	// and put the certificate in TLS.
+	Username string
+	Password string
+
+	// TLS, when set, makes the client dial the members with TLS using this
+	// configuration (server CA in RootCAs, client certificates in
+	// Certificates). It is cloned, never modified.
+	TLS *tls.Config
+
+	// DialTimeout bounds Open: the connection, the authentication when
+	// Username is set, and the probe read. Default DefaultDialTimeout.
+	DialTimeout time.Duration
+
+	// RequestTimeout bounds any call whose context has no deadline.
+	// Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+}
+
+// validate checks cfg and returns it with its defaults filled in.
+func (cfg Config) validate() (Config, error) {
+	if err := adapter.CheckNetwork(ErrInvalidConfig, &cfg.Endpoints, 0, "", &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
+		return cfg, err
+	}
+	if (cfg.Username == "") != (cfg.Password == "") {
+		return cfg, invalid("Username", "Username and Password go together (etcd authenticates with both; for certificate authentication use TLS)")
+	}
+	return cfg, nil
+}
+
+// configNoMethods is Config without its methods, for the encodings below.
+type configNoMethods Config
+
+// masked is c with its secrets masked.
+func (c Config) masked() configNoMethods {
+	m := configNoMethods(c)
+	m.Password = adapter.MaskString(m.Password)
+	return m
+}
+
+// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
+func (c Config) Format(f fmt.State, verb rune) {
+	adapter.FormatMasked(f, verb, c.masked(), "etcd.configNoMethods", "etcd.Config")
+}
+
+// GoString is %#v of c, its secrets masked.
+func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
+
+// MarshalJSON encodes c with its secrets masked.
+func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
+
+// LogValue is c for log/slog, its secrets masked.
+func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

@@ -1,0 +1,86 @@
+package redis
+
+import (
+	"crypto/tls"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
+)
+
+const (
+	// DefaultDialTimeout is Config.DialTimeout's default.
+	DefaultDialTimeout = adapter.DefaultDialTimeout
+
+	// DefaultRequestTimeout is Config.RequestTimeout's default.
+	DefaultRequestTimeout = adapter.DefaultRequestTimeout
+)
+
+// Config of a Redis store for elections. Zero values take documented
+// defaults; the zero Config is invalid only for lack of an endpoint.
+type Config struct {
+	// Endpoints holds the address of the one Redis server, host:port.
+	// kvtools' store takes exactly one: no Cluster, and no Sentinel here
+	// (see the package documentation).
+	Endpoints []string
+
+	// Username and Password authenticate (AUTH, or an ACL user with
+	// Username). Password alone is the legacy requirepass.
+	Username string
+	Password string
+
+	// DB is the database number (SELECT). Default 0.
+	DB int
+
+	// TLS, when set, makes the client connect with TLS using this
+	// configuration (client certificates in Certificates). It is cloned,
+	// never modified.
+	TLS *tls.Config
+
+	// DialTimeout bounds Open: the probe connection, authentication and
+	// read, and the construction of kvtools' store. Default
+	// DefaultDialTimeout.
+	DialTimeout time.Duration
+
+	// RequestTimeout bounds any call whose context has no deadline.
+	// Default DefaultRequestTimeout.
+	RequestTimeout time.Duration
+}
+
+// validate checks cfg and returns it with its defaults filled in.
+func (cfg Config) validate() (Config, error) {
+	if err := adapter.CheckNetwork(ErrInvalidConfig, &cfg.Endpoints, 1, "kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)",
+		&cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
+		return cfg, err
+	}
+	if cfg.DB < 0 {
+		return cfg, invalid("DB", fmt.Sprintf("negative: %d", cfg.DB))
+	}
+	return cfg, nil
+}
+
+// configNoMethods is Config without its methods, for the encodings below.
+type configNoMethods Config
+
+// masked is c with its secrets masked.
+func (c Config) masked() configNoMethods {
+	m := configNoMethods(c)
+	m.Password = adapter.MaskString(m.Password)
+	return m
+}
+
+// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
+func (c Config) Format(f fmt.State, verb rune) {
+	adapter.FormatMasked(f, verb, c.masked(), "redis.configNoMethods", "redis.Config")
+}
+
+// GoString is %#v of c, its secrets masked.
+func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
+
+// MarshalJSON encodes c with its secrets masked.
+func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
+
+// LogValue is c for log/slog, its secrets masked.
+func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

@@ -1,0 +1,12 @@
+package redis
+
+import "github.com/leadership-go/leadership/store/internal/adapter"
+
+// StoreName is the name under which importing the package registers the
+// store with valkeyrie (kvtools' own Redis store has "redis"):
+// valkeyrie.NewStore(ctx, StoreName, endpoints, options) is Open with
+// options (nil, or a *Config) and the endpoints, when given, as its
+// Endpoints. The store.Store it returns is a *Store.
+const StoreName = "leadership-redis"
+
+func init() { adapter.Register(StoreName, Open, func(c *Config, eps []string) { c.Endpoints = eps }) }
