@@ -7,7 +7,8 @@ package leadership
 // participant churn in fault-heavy phases separated by calm ones, and the
 // checker (siminvariants_test.go) judges the invariants after every step.
 //
-//	go test -run 'TestSimulator' -v .                      # the CI share: 200 seeds
+//	go test -run 'TestSimulator' -v .                      # the package's share: seeds 1-100
+//	go test -run 'TestSimulator$' -sim.first=101 -sim.seeds=100 .   # CI's second share (scripts/test.sh)
 //	go test -short -run 'TestSimulator' -v .               # a smoke run: 4 seeds
 //	go test -run 'TestSimulator' -sim.seed=N -v .          # replay one seed, printing its event log if it fails
 //	go test -run 'TestSimulator' -sim.seeds=5000 -sim.first=1000 .   # soak other seeds
@@ -39,7 +40,7 @@ import (
 
 var (
 	simSeed      = flag.Uint64("sim.seed", 0, "simulator: replay this one seed with its full event log")
-	simSeeds     = flag.Int("sim.seeds", 200, "simulator: number of seeds to soak")
+	simSeeds     = flag.Int("sim.seeds", 100, "simulator: number of seeds to soak")
 	simFirst     = flag.Uint64("sim.first", 1, "simulator: first seed of the soak")
 	simTTLs      = flag.Int("sim.ttls", 500, "simulator: simulated TTLs (of the run's longest TTL) per seed")
 	simTries     = flag.Int("sim.tries", 1, "simulator: runs of a replayed seed, until one breaks an invariant (a replay is exact: one is enough)")
