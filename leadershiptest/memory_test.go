@@ -59,7 +59,7 @@ func shortSuite(t *testing.T) {
 		return
 	}
 	many, before := leadershiptest.ManyElections, leadershiptest.ElectionsBeforeWipe
-	leadershiptest.ManyElections, leadershiptest.ElectionsBeforeWipe = 100, 30
+	leadershiptest.ManyElections, leadershiptest.ElectionsBeforeWipe = 100, 10
 	t.Cleanup(func() { leadershiptest.ManyElections, leadershiptest.ElectionsBeforeWipe = many, before })
 }
 

@@ -50,6 +50,9 @@ func openStore(t *testing.T, name string) *Store {
 }
 
 func TestValkeyrieSuite(t *testing.T) {
+	if testing.Short() {
+		t.Skip("valkeyrie's suite waits out real TTLs; runs without -short")
+	}
 	name := freshName(t)
 	kv := openStore(t, name)
 

@@ -59,6 +59,7 @@ type HungServer struct {
 // NewHungServer starts a HungServer on 127.0.0.1.
 func NewHungServer(t testing.TB) *HungServer {
 	t.Helper()
+	skipShort(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -66,6 +66,15 @@ func ExpectUnreachable(t *testing.T, endpoints []string, bound time.Duration, na
 	return err
 }
 
+// skipShort skips a test that waits out real dial timeouts of a hung
+// server under -short; the full run keeps it.
+func skipShort(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("waits out real dial timeouts of a hung server; runs without -short")
+	}
+}
+
 // OpenUnreachable checks Open where no server answers, in subtests:
 //
 //   - Refused: on an address nothing listens on, Open fails by a
@@ -90,6 +99,7 @@ func OpenUnreachable(t *testing.T, open Dialer, u Unreachable) {
 		})
 	})
 	t.Run("Hung", func(t *testing.T) {
+		skipShort(t)
 		h := NewHungServer(t)
 		eps := []string{h.Addr()}
 		ExpectUnreachable(t, eps, UnreachableBound(dial), u.Names, func() (store.Store, error) {
@@ -103,6 +113,7 @@ func OpenUnreachable(t *testing.T, open Dialer, u Unreachable) {
 		}
 	})
 	t.Run("Deadline", func(t *testing.T) {
+		skipShort(t)
 		eps := []string{HungAddr(t)}
 		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 		defer cancel()
@@ -114,6 +125,7 @@ func OpenUnreachable(t *testing.T, open Dialer, u Unreachable) {
 		}
 	})
 	t.Run("Cancelled", func(t *testing.T) {
+		skipShort(t)
 		ctx, cancel := context.WithCancel(context.Background())
 		cancel()
 		if s, err := open(ctx, []string{HungAddr(t)}, dial); !errors.Is(err, context.Canceled) {
