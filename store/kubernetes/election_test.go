@@ -159,31 +159,58 @@ func TestRBAC(t *testing.T) {
 		t.Logf("no rights: %v", err)
 	}
 
-	// A Candidate without rights reports them on its error channel and
-	// never leads; the record still names the leader.
+	// A Candidate without rights is refused at once (its first read) with
+	// the typed error, or reports it on its error channel, and never
+	// leads; the record still names the leader.
 	intruder := leadership.NewCandidate(ns, key, "intruder", 2*time.Second)
 	iel, ierrs, err := intruder.RunForElection()
+	if err != nil {
+		if !errors.Is(err, ErrPermissionDenied) {
+			t.Errorf("RunForElection without rights: %v, want ErrPermissionDenied", err)
+		}
+		t.Logf("RunForElection without rights: %v", err)
+	} else {
+		select {
+		case err := <-ierrs:
+			if !errors.Is(err, ErrPermissionDenied) || !errors.Is(err, leadership.ErrStore) {
+				t.Errorf("intruder's error %v, want a store error matching ErrPermissionDenied", err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Error("the candidate without rights reported no error in 30s")
+		}
+		intruder.Stop()
+		for v := range iel {
+			if v {
+				t.Error("the candidate without rights was elected")
+			}
+		}
+		for range ierrs {
+		}
+	}
+	// The follower identity as a candidate: it reads, but cannot write.
+	fc := leadership.NewCandidate(fs, key+"-follower", "reader", 2*time.Second)
+	fel, ferrs2, err := fc.RunForElection()
 	if err != nil {
 		t.Fatal(err)
 	}
 	select {
-	case err := <-ierrs:
-		if !errors.Is(err, ErrPermissionDenied) || !errors.Is(err, leadership.ErrStore) {
-			t.Errorf("intruder's error %v, want a store error matching ErrPermissionDenied", err)
+	case err := <-ferrs2:
+		if !errors.Is(err, ErrPermissionDenied) {
+			t.Errorf("the follower identity's candidate: %v, want ErrPermissionDenied", err)
+		} else {
+			t.Logf("the follower identity's candidate: %v", err)
 		}
 	case <-time.After(30 * time.Second):
-		t.Error("the candidate without rights reported no error in 30s")
+		t.Error("the follower identity's candidate reported no error in 30s")
 	}
-	intruder.Stop()
-	for v := range iel {
+	fc.Stop()
+	for v := range fel {
 		if v {
-			t.Error("the candidate without rights was elected")
+			t.Error("the follower identity's candidate was elected")
 		}
 	}
-	for range ierrs {
+	for range ferrs2 {
 	}
-	// The follower identity as a candidate: it can read but not create or
-	// update, so it never leads either.
 	if got := f.Leader(); got != "cand" {
 		t.Errorf("the follower names %q after the intruders, want cand", got)
 	}

@@ -17,11 +17,12 @@ import (
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
-// valkeyrie's testsuite (the parts a Lease can honour: no TTLs, no locks)
+// valkeyrie's testsuite, the parts a Lease can honour (no TTLs, no locks,
+// no WatchTree, which RunTestWatch needs: TestWatchLifecycle covers Watch),
 // as admin (it deletes keys), under a unique prefix.
 func TestValkeyrieSuite(t *testing.T) {
 	s := openAs(t, admin)
-	storetest.RunSuite(t, s, storetest.Suite{Prefix: uniqueKey(t) + "/", Atomic: true, Watch: true})
+	storetest.RunSuite(t, s, storetest.Suite{Prefix: uniqueKey(t) + "/", Atomic: true})
 }
 
 // A watch sends an empty pair for a missing key, then the creation, an
