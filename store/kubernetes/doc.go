@@ -67,12 +67,20 @@
 // not the one written with the annotation (a client-go elector took it
 // over since), reads as an election record made from its spec: the holder
 // is holderIdentity, each new renewTime is a renewal, the term is
-// leaseTransitions + 1, and the lease is 10/9 of leaseDurationSeconds, so
-// that a Follower, which drops a holder at 9/10 of its lease unrenewed,
-// names a client-go leader while its renewTime keeps changing and drops it
-// once leaseDurationSeconds have passed, on the follower's own clock,
-// since it last saw renewTime change: when client-go's candidates may take
-// over. A released Lease (empty holderIdentity) reads as no leader. This
+// leaseTransitions + 1, and the lease is 10/9 of leaseDurationSeconds.
+// A Follower drops a holder at 9/10 of its lease unrenewed, timed on its
+// own clock from the last time it saw the Lease before the latest
+// renewal (the engine dates a write it sees from the last view without
+// it): so it names a client-go leader while renewTime keeps changing, and
+// drops it leaseDurationSeconds after the renewal before the last one it
+// saw, that is between leaseDurationSeconds less the elector's retry
+// period (one renewal interval) and leaseDurationSeconds after its last
+// renewTime (measured: 3.5s for a 4s lease renewed every 0.5s). The
+// holder itself stops leading RenewDeadline after its last renewal, so a
+// Follower never drops a leader that still leads when leaseDurationSeconds
+// is at least RenewDeadline plus RetryPeriod (client-go's defaults, 15s,
+// 10s and 2s, are). A released Lease (empty holderIdentity) reads as no
+// leader at once. This
 // is for following only: mixing this library's candidates and client-go's
 // electors on one Lease is not supported (client-go's elector ignores the
 // record and its fencing token).

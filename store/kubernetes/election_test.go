@@ -255,5 +255,3 @@ func waitLeader(t *testing.T, leaders <-chan string, want string, within time.Du
 		}
 	}
 }
-
-

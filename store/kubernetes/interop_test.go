@@ -73,10 +73,12 @@ func (e *clientGoElector) stop() {
 }
 
 // A Follower of this library on a Lease held by client-go's elector names
-// its holderIdentity while it renews, and drops it once
-// leaseDurationSeconds have passed, on the follower's own clock, since it
-// last saw renewTime change; it then names the next client-go holder, and
-// no one as soon as that one releases.
+// its holderIdentity while it renews, and drops it once the renewals stop:
+// leaseDurationSeconds, on the follower's own clock, after its last view
+// of the Lease before the latest renewal (so no earlier than
+// leaseDurationSeconds less a renewal interval after the last renewTime);
+// it then names the next client-go holder, and no one as soon as that one
+// releases.
 func TestFollowClientGoElector(t *testing.T) {
 	key := readableKey(t, "client-go")
 	name, err := LeaseName(key)
@@ -138,8 +140,9 @@ func TestFollowClientGoElector(t *testing.T) {
 	t.Logf("the follower dropped cg-a %v after its last renewTime (leaseDurationSeconds %v), %v after it stopped",
 		dropped.Sub(lastRenew).Round(time.Millisecond), cgLeaseDuration, dropped.Sub(stopped).Round(time.Millisecond))
 	// It drops it no earlier than a lease duration after a renewal it saw
-	// (the one before the last, at worst): a renewing holder is not
-	// dropped.
+	// (the one before the last: renewals come every RetryPeriod, with up
+	// to 20% jitter, plus the API's latency): the holder, which stops
+	// leading RenewDeadline after its last renewal, had stopped by then.
 	if early := dropped.Sub(lastRenew); early < cgLeaseDuration-3*cgRetryPeriod {
 		t.Errorf("the follower dropped cg-a %v after its last renewal, before the lease of %v could run out", early, cgLeaseDuration)
 	}

@@ -141,9 +141,9 @@ func renewTimeOf(l *coordinationv1.Lease) string {
 //     leaseTransitions; the generation is that record's;
 //   - renewals: each new spec.renewTime is a new write of the term (its
 //     microseconds are the record's sequence number), so a Follower keeps
-//     naming the holder while renewTime changes and drops it once
-//     leaseDurationSeconds have passed, on its own clock, since it last
-//     saw renewTime change.
+//     naming the holder while renewTime changes and drops it about
+//     leaseDurationSeconds after the renewals stop (see the package
+//     documentation for the exact bound).
 func foreignRecord(l *coordinationv1.Lease, value []byte, hadValue bool) []byte {
 	s := l.Spec
 	var transitions uint64
@@ -182,10 +182,11 @@ func foreignRecord(l *coordinationv1.Lease, value []byte, hadValue bool) []byte 
 // foreignTTL is the lease, in milliseconds, of a record made from a
 // Lease's spec: 10/9 of its duration. The engine's Follower drops a holder
 // at 9/10 of its record's lease (a tenth before the library's candidates
-// may take over); a client-go elector's holder is then dropped when
-// leaseDurationSeconds have passed, when client-go's candidates may take
-// over. A Candidate of this library waiting on such a Lease waits the
-// whole 10/9 before it takes it.
+// may take over); a client-go elector's holder is then dropped
+// leaseDurationSeconds after the follower's last view without its latest
+// renewal, about when client-go's candidates may take over. A Candidate of
+// this library waiting on such a Lease waits the whole 10/9 before it
+// takes it.
 func foreignTTL(seconds int32) int64 { return (int64(seconds)*10000 + 8) / 9 }
 
 // indexOf parses a resourceVersion. The API calls it opaque; every API

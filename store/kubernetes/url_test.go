@@ -8,9 +8,9 @@ import (
 
 func TestParseURL(t *testing.T) {
 	for raw, want := range map[string]Config{
-		"k8s://prod":  {Namespace: "prod"},
-		"k8s://":      {},
-		"k8s:///":     {},
+		"k8s://prod": {Namespace: "prod"},
+		"k8s://":     {},
+		"k8s:///":    {},
 		"k8s://team-a?kubeconfig=/etc/kube/config&context=ci": {Namespace: "team-a", Kubeconfig: "/etc/kube/config", Context: "ci"},
 		"k8s://x?dial_timeout=2s&request_timeout=3s":          {Namespace: "x", DialTimeout: 2 * time.Second, RequestTimeout: 3 * time.Second},
 	} {

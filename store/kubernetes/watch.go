@@ -78,7 +78,9 @@ type listed struct {
 	rv    string                // the list's resourceVersion
 }
 
-func (w *watcher) selector() string { return fields.OneTermEqualSelector("metadata.name", w.name).String() }
+func (w *watcher) selector() string {
+	return fields.OneTermEqualSelector("metadata.name", w.name).String()
+}
 
 // list reads the Lease with a list by name (whose resourceVersion a watch
 // can start from), bounded by the Store's RequestTimeout.
