@@ -347,8 +347,10 @@ kube_ok() { [[ -x $KUBE_BIN ]] && "$KUBE_BIN" --version 2>/dev/null | grep -qx "
 # install_kube builds kube-apiserver v$KUBE_VERSION from the module proxy
 # (tools/kube-apiserver: k8s.io/kubernetes with each staging module
 # replaced by its v0.x release), with the version ldflags Kubernetes' own
-# build sets, and caches it by version under ~/.cache/leadership. Measured
-# on 2 shared cores: see docs/backends.md ("Kubernetes").
+# build sets, and caches it by version under ~/.cache/leadership (119 MB).
+# Measured (docs/backends.md, "Kubernetes"): cold, 59 min with -p 1 on 2
+# cores shared with other builds (about 8 min on 2 idle cores); with Go's
+# build cache warm, 18 s (the link); cached, 0.4 s.
 install_kube() {
 	if kube_ok; then
 		log "kube-apiserver v$KUBE_VERSION cached: $KUBE_BIN"
@@ -370,7 +372,7 @@ install_kube() {
 		"gitTreeState=clean" "buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; do
 		ldflags+=" -X 'k8s.io/client-go/pkg/version.$k' -X 'k8s.io/component-base/version.$k'"
 	done
-	log "building kube-apiserver v$KUBE_VERSION (cold: ~10-20 min on 2 cores) -> $KUBE_BIN"
+	log "building kube-apiserver v$KUBE_VERSION (cold: 8 min on 2 idle cores, up to an hour on a loaded machine) -> $KUBE_BIN"
 	t0=$(now_ms)
 	if ! GOWORK=off nice -n 10 "$go" -C "$tmp" build -mod=mod -trimpath -ldflags="$ldflags" \
 		-o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver; then
