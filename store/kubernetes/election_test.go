@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/leadership-go/leadership"
-	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -19,9 +18,6 @@ import (
 // StoreRestart stops the API server and its etcd, wipes etcd's data, and
 // starts them again (scripts/servers.sh stop --wipe kube; start kube).
 func TestConformance(t *testing.T) {
-	// One test API server and etcd on a shared, loaded machine: a few
-	// hundred elections renewing at once are enough to show the point.
-	leadershiptest.ManyElections = 200
 	electiontest.Conformance(t, "kubernetes", "kube", []string{serverAddr(t)}, opener(t, candidate))
 }
 
