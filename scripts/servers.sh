@@ -2,11 +2,12 @@
 # scripts/servers.sh: install, start and stop the REAL servers the leadership
 # tests run against, on 127.0.0.1 only. See scripts/README.md.
 #
-#   servers.sh install [all|etcd|zookeeper|redis|postgres|consul]...
+#   servers.sh install [all|etcd|zookeeper|redis|postgres|consul|kube]...
 #   servers.sh start   NAME...      (NAME: etcd etcd-cluster zookeeper
 #                                    zookeeper-ensemble redis postgres consul,
 #                                    the secured ones (scripts/secure/: etcd-secure,
-#                                    redis-secure, ...), plain, secure, all)
+#                                    redis-secure, ...), plain, secure, all;
+#                                    kube only by name: install kube first)
 #   servers.sh stop    [--wipe] [NAME...]    (default: all)
 #   servers.sh restart [--wipe] NAME...      (--wipe: delete their data)
 #   servers.sh kill    NAME [INDEX|leader]   (SIGKILL one member, default 1)
@@ -37,6 +38,11 @@ REPO_DIR=$(dirname -- "$SCRIPT_DIR")
 CONSUL_VERSION=1.20.6
 CONSUL_BIN=${LEADERSHIP_CONSUL_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/leadership/consul-v$CONSUL_VERSION/consul}
 
+# kube-apiserver, built from the module proxy by tools/kube-apiserver (its
+# go.mod pins k8s.io/kubernetes and the staging modules' releases).
+KUBE_VERSION=1.37.2
+KUBE_BIN=${LEADERSHIP_KUBE_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/leadership/kube-apiserver-v$KUBE_VERSION/kube-apiserver}
+
 PG_BIN=/usr/lib/postgresql/15/bin
 ZK_CP=/usr/share/java/zookeeper.jar:/usr/share/java/slf4j-simple.jar
 
@@ -56,8 +62,17 @@ CONSUL_HTTP=23500
 CONSUL_SERVER=23300
 CONSUL_SERF_LAN=23301
 CONSUL_SERF_WAN=23302
+KUBE_PORT=23443         # kube-apiserver, HTTPS
+KUBE_ETCD_CLIENT=23479  # kube's own etcd member
+KUBE_ETCD_PEER=23480
+KUBE_NAMESPACE=leadership
+KUBE_IDENTITIES=(admin candidate follower norights)
 
 ALL_SERVERS=(etcd etcd-cluster zookeeper zookeeper-ensemble redis postgres consul)
+
+# Servers started by name only: "all" and "plain" do not start them (kube
+# needs a long build first), but stop, status and env include them.
+OPTIONAL_SERVERS=(kube)
 
 # Secured servers (TLS, client certificates, authentication, least-privilege
 # users), one file each in scripts/secure/, started beside the plaintext
@@ -87,15 +102,20 @@ elapsed() { local ms=$(( $(now_ms) - $1 )); printf '%d.%02ds' $((ms / 1000)) $((
 
 valid_server() {
 	local s
-	for s in "${ALL_SERVERS[@]}" "${SECURE_SERVERS[@]}"; do [[ $1 == "$s" ]] && return 0; done
+	for s in "${ALL_SERVERS[@]}" "${SECURE_SERVERS[@]}" "${OPTIONAL_SERVERS[@]}"; do [[ $1 == "$s" ]] && return 0; done
 	return 1
 }
+
+# EXPAND_OPTIONAL=1 makes "all" include OPTIONAL_SERVERS (stop does).
+EXPAND_OPTIONAL=""
+
 
 expand_names() { # NAME... -> validated list on stdout ("all" expands)
 	local n
 	for n in "$@"; do
 		if [[ $n == all ]]; then
 			printf '%s\n' "${ALL_SERVERS[@]}" "${SECURE_SERVERS[@]}"
+			[[ -z $EXPAND_OPTIONAL ]] || printf '%s\n' "${OPTIONAL_SERVERS[@]}"
 		elif [[ $n == plain ]]; then
 			printf '%s\n' "${ALL_SERVERS[@]}"
 		elif [[ $n == secure ]]; then
@@ -108,7 +128,7 @@ expand_names() { # NAME... -> validated list on stdout ("all" expands)
 	done
 }
 
-members() { case $1 in etcd-cluster | zookeeper-ensemble) echo 3 ;; *) echo 1 ;; esac; }
+members() { case $1 in etcd-cluster | zookeeper-ensemble) echo 3 ;; kube) echo 2 ;; *) echo 1 ;; esac; }
 sdir() { echo "$STATE/$1"; }
 # wdir NAME: where the server process itself writes (data, socket, log):
 # sdir, but PG_STATE/NAME for PostgreSQL's, whose server may run as the
@@ -260,7 +280,8 @@ pkgs_for() {
 	redis) echo redis-server ;;
 	postgres) echo postgresql-15 openssl ;; # openssl: postgres-secure's extra certificate
 	consul) ;;
-	*) die "unknown install target '$1' (all etcd zookeeper redis postgres consul)" ;;
+	kube) echo etcd-server etcd-client curl openssl ;;
+	*) die "unknown install target '$1' (all etcd zookeeper redis postgres consul kube)" ;;
 	esac
 }
 
@@ -321,12 +342,57 @@ install_consul() {
 	log "consul built in $(elapsed "$t0")"
 }
 
+kube_ok() { [[ -x $KUBE_BIN ]] && "$KUBE_BIN" --version 2>/dev/null | grep -qx "Kubernetes v$KUBE_VERSION"; }
+
+# install_kube builds kube-apiserver v$KUBE_VERSION from the module proxy
+# (tools/kube-apiserver: k8s.io/kubernetes with each staging module
+# replaced by its v0.x release), with the version ldflags Kubernetes' own
+# build sets, and caches it by version under ~/.cache/leadership (119 MB).
+# Measured (docs/backends.md, "Kubernetes"): cold, 59 min with -p 1 on 2
+# cores shared with other builds (about 8 min on 2 idle cores); with Go's
+# build cache warm, 18 s (the link); cached, 0.4 s.
+install_kube() {
+	if kube_ok; then
+		log "kube-apiserver v$KUBE_VERSION cached: $KUBE_BIN"
+		return
+	fi
+	local go tmp t0 ldflags k minor=${KUBE_VERSION#*.}
+	minor=${minor%%.*}
+	go=$(command -v go || true)
+	[[ -n $go ]] || go=/usr/local/go/bin/go
+	[[ -x $go ]] || die "kube: no Go toolchain found (PATH or /usr/local/go/bin/go)"
+	tmp=$(mktemp -d)
+	cp "$REPO_DIR/tools/kube-apiserver/go.mod" "$tmp/"
+	[[ ! -f $REPO_DIR/tools/kube-apiserver/go.sum ]] || cp "$REPO_DIR/tools/kube-apiserver/go.sum" "$tmp/"
+	# What hack/lib/version.sh passes: the version is what the server
+	# reports (kubectl version, /version) and what its compatibility
+	# checks compare.
+	ldflags="-s -w"
+	for k in "gitVersion=v$KUBE_VERSION" "gitMajor=${KUBE_VERSION%%.*}" "gitMinor=$minor" \
+		"gitTreeState=clean" "buildDate=$(date -u +%Y-%m-%dT%H:%M:%SZ)"; do
+		ldflags+=" -X 'k8s.io/client-go/pkg/version.$k' -X 'k8s.io/component-base/version.$k'"
+	done
+	log "building kube-apiserver v$KUBE_VERSION (cold: 8 min on 2 idle cores, up to an hour on a loaded machine) -> $KUBE_BIN"
+	t0=$(now_ms)
+	if ! GOWORK=off nice -n 10 "$go" -C "$tmp" build -mod=mod -trimpath -ldflags="$ldflags" \
+		-o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver; then
+		rm -rf "$tmp"
+		die "kube-apiserver build failed"
+	fi
+	mkdir -p "$(dirname "$KUBE_BIN")"
+	mv -f "$tmp/kube-apiserver" "$KUBE_BIN.tmp.$$"
+	mv -f "$KUBE_BIN.tmp.$$" "$KUBE_BIN"
+	rm -rf "$tmp"
+	kube_ok || die "kube-apiserver built but '$KUBE_BIN --version' does not say v$KUBE_VERSION"
+	log "kube-apiserver built in $(elapsed "$t0")"
+}
+
 cmd_install() {
-	local targets=("$@") t u p pkgs=() do_consul=""
+	local targets=("$@") t u p pkgs=() do_consul="" do_kube=""
 	((${#targets[@]})) || targets=(all)
 	for t in "${targets[@]}"; do
-		case $t in all | etcd | zookeeper | redis | postgres | consul) ;;
-		*) die "unknown install target '$t' (all etcd zookeeper redis postgres consul)" ;;
+		case $t in all | etcd | zookeeper | redis | postgres | consul | kube) ;;
+		*) die "unknown install target '$t' (all etcd zookeeper redis postgres consul kube)" ;;
 		esac
 	done
 	for t in "${targets[@]}"; do
@@ -339,11 +405,13 @@ cmd_install() {
 			continue
 		fi
 		[[ $t != consul ]] || do_consul=1
+		[[ $t != kube ]] || do_kube=1
 		read -ra p <<<"$(pkgs_for "$t")"
 		((${#p[@]} == 0)) || pkgs+=("${p[@]}")
 	done
 	((${#pkgs[@]} == 0)) || install_apt "${pkgs[@]}"
 	[[ -z $do_consul ]] || install_consul
+	[[ -z $do_kube ]] || install_kube
 }
 
 # ------------------------------------------------------------------- etcd --
@@ -638,6 +706,194 @@ check_consul() {
 	[[ $v == ok ]]
 }
 
+# ------------------------------------------------------------------- kube --
+#
+# kube: kube-apiserver v$KUBE_VERSION on 127.0.0.1:$KUBE_PORT (HTTPS, a
+# self-signed serving certificate made here), member 2, on an etcd member
+# of its own (member 1, client $KUBE_ETCD_CLIENT, peer $KUBE_ETCD_PEER;
+# Debian's etcd 3.4 works, with a warning in the API server's log), under
+# the etcd prefix /leadership-kube. Static token authentication (one token
+# per identity, drawn at random per state dir), RBAC authorization, no
+# anonymous requests, no endpoint reconciler (no controller manager runs:
+# leases need none). In namespace $KUBE_NAMESPACE:
+#
+#   admin      group system:masters: everything
+#   candidate  role leadership-candidate: get, list, watch, create, update
+#              on leases (coordination.k8s.io)
+#   follower   role leadership-follower: get, list, watch on leases
+#   norights   authenticated, no role
+#
+# Each identity has a kubeconfig (kubeconfig-NAME in the state dir, mode
+# 0600, context leadership-NAME with namespace $KUBE_NAMESPACE); env
+# exports their paths. The namespace, roles and bindings are created after
+# every start (the data may have been wiped).
+
+kube_dir() { sdir kube; }
+
+# kube_files writes, once per state dir, the serving certificate, the
+# service account signing key, the token file and the kubeconfigs.
+kube_files() {
+	local dir id tok
+	dir=$(kube_dir)
+	if [[ ! -f $dir/serving.crt || ! -f $dir/serving.key ]]; then
+		openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 3650 \
+			-subj /CN=leadership-kube-apiserver \
+			-addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+			-keyout "$dir/serving.key" -out "$dir/serving.crt" >/dev/null 2>&1 ||
+			die "kube: openssl could not make the serving certificate"
+	fi
+	if [[ ! -f $dir/sa.key || ! -f $dir/sa.pub ]]; then
+		openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$dir/sa.key" 2>/dev/null &&
+			openssl pkey -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null ||
+			die "kube: openssl could not make the service account key"
+	fi
+	chmod 0600 "$dir/serving.key" "$dir/sa.key"
+	if [[ ! -f $dir/tokens.csv ]]; then
+		(
+			umask 077
+			for id in "${KUBE_IDENTITIES[@]}"; do
+				tok=$(od -An -tx1 -N16 /dev/urandom | tr -d ' \n')
+				if [[ $id == admin ]]; then
+					printf '%s,leadership-%s,leadership-%s,"system:masters"\n' "$tok" "$id" "$id"
+				else
+					printf '%s,leadership-%s,leadership-%s\n' "$tok" "$id" "$id"
+				fi
+			done >"$dir/tokens.csv.tmp"
+			mv -f "$dir/tokens.csv.tmp" "$dir/tokens.csv"
+		)
+	fi
+	for id in "${KUBE_IDENTITIES[@]}"; do
+		tok=$(kube_token "$id")
+		(
+			umask 077
+			cat >"$dir/kubeconfig-$id.tmp" <<-KC
+				apiVersion: v1
+				kind: Config
+				clusters:
+				- name: leadership
+				  cluster:
+				    server: https://127.0.0.1:$KUBE_PORT
+				    certificate-authority: $dir/serving.crt
+				users:
+				- name: leadership-$id
+				  user:
+				    token: $tok
+				contexts:
+				- name: leadership-$id
+				  context:
+				    cluster: leadership
+				    user: leadership-$id
+				    namespace: $KUBE_NAMESPACE
+				current-context: leadership-$id
+			KC
+			mv -f "$dir/kubeconfig-$id.tmp" "$dir/kubeconfig-$id"
+		)
+	done
+}
+
+kube_token() { # IDENTITY -> its bearer token
+	awk -F, -v u="leadership-$1" '$2 == u { print $1 }' "$(kube_dir)/tokens.csv"
+}
+
+# kube_curl IDENTITY METHOD PATH [BODY]: one request to the API server;
+# prints the HTTP status code.
+kube_curl() {
+	local args=(-sS -o /dev/null -w '%{http_code}' --max-time 5
+		--cacert "$(kube_dir)/serving.crt" -H "Authorization: Bearer $(kube_token "$1")"
+		-X "$2")
+	[[ -z ${4:-} ]] || args+=(-H 'Content-Type: application/json' --data-binary "$4")
+	curl "${args[@]}" "https://127.0.0.1:$KUBE_PORT$3"
+}
+
+start_kube() {
+	local dir data deadline
+	dir=$(kube_dir)
+	kube_ok || die "kube-apiserver v$KUBE_VERSION missing or broken at $KUBE_BIN: run '$0 install kube'"
+	kube_files
+	data="$dir/m1.data"
+	if ! member_pid kube 1 >/dev/null; then
+		port_free kube "$KUBE_ETCD_CLIENT" "$KUBE_ETCD_PEER"
+		etcd --name leadership-kube-etcd --data-dir "$data" \
+			--listen-client-urls "http://127.0.0.1:$KUBE_ETCD_CLIENT" --advertise-client-urls "http://127.0.0.1:$KUBE_ETCD_CLIENT" \
+			--listen-peer-urls "http://127.0.0.1:$KUBE_ETCD_PEER" --initial-advertise-peer-urls "http://127.0.0.1:$KUBE_ETCD_PEER" \
+			--initial-cluster "leadership-kube-etcd=http://127.0.0.1:$KUBE_ETCD_PEER" \
+			--initial-cluster-token leadership-kube --initial-cluster-state new \
+			--heartbeat-interval 10 --election-timeout 100 \
+			--logger zap --log-outputs stderr \
+			</dev/null >>"$(logfile kube 1)" 2>&1 &
+		record_pid kube 1 $! "$data"
+	fi
+	# The API server gives up at once on an etcd that does not answer.
+	deadline=$(( $(date +%s) + START_TIMEOUT ))
+	until etcd_roundtrip "127.0.0.1:$KUBE_ETCD_CLIENT" >/dev/null 2>&1; do
+		member_pid kube 1 >/dev/null || fail_start kube "its etcd exited during start-up"
+		(( $(date +%s) < deadline )) || fail_start kube "its etcd gave no round trip within ${START_TIMEOUT}s"
+		sleep 0.1
+	done
+	if ! member_pid kube 2 >/dev/null; then
+		port_free kube "$KUBE_PORT"
+		mkdir -p "$dir/cert-dir"
+		"$KUBE_BIN" \
+			--bind-address=127.0.0.1 --advertise-address=127.0.0.1 --secure-port="$KUBE_PORT" \
+			--etcd-servers="http://127.0.0.1:$KUBE_ETCD_CLIENT" --etcd-prefix=/leadership-kube \
+			--endpoint-reconciler-type=none \
+			--tls-cert-file="$dir/serving.crt" --tls-private-key-file="$dir/serving.key" \
+			--cert-dir="$dir/cert-dir" \
+			--token-auth-file="$dir/tokens.csv" --anonymous-auth=false \
+			--authorization-mode=RBAC \
+			--service-account-issuer=https://kubernetes.default.svc \
+			--service-account-key-file="$dir/sa.pub" \
+			--service-account-signing-key-file="$dir/sa.key" \
+			--service-cluster-ip-range=10.96.0.0/16 \
+			--profiling=false --enable-garbage-collector=false \
+			</dev/null >>"$(logfile kube 2)" 2>&1 &
+		record_pid kube 2 $! "$dir/tokens.csv"
+	fi
+}
+
+# check_kube: /readyz answers ok to the admin's token (a real TLS and
+# authentication round trip), then the namespace, roles and bindings are
+# created (409 Conflict: already there).
+check_kube() {
+	local code
+	code=$(kube_curl admin GET /readyz) || return 1
+	[[ $code == 200 ]] || return 1
+	kube_apply /api/v1/namespaces \
+		"{\"apiVersion\":\"v1\",\"kind\":\"Namespace\",\"metadata\":{\"name\":\"$KUBE_NAMESPACE\"}}" || return 1
+	kube_role candidate '"get","list","watch","create","update"' || return 1
+	kube_role follower '"get","list","watch"' || return 1
+	# the candidate's token may now list leases in the namespace
+	[[ $(kube_curl candidate GET "/apis/coordination.k8s.io/v1/namespaces/$KUBE_NAMESPACE/leases") == 200 ]]
+}
+
+kube_apply() { # PATH JSON: create, 201 or 409 Conflict
+	local code
+	code=$(kube_curl admin POST "$1" "$2") || return 1
+	[[ $code == 201 || $code == 409 ]]
+}
+
+kube_role() { # IDENTITY VERBS
+	local base="/apis/rbac.authorization.k8s.io/v1/namespaces/$KUBE_NAMESPACE"
+	kube_apply "$base/roles" "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"Role\",
+		\"metadata\":{\"name\":\"leadership-$1\",\"namespace\":\"$KUBE_NAMESPACE\"},
+		\"rules\":[{\"apiGroups\":[\"coordination.k8s.io\"],\"resources\":[\"leases\"],\"verbs\":[$2]}]}" &&
+		kube_apply "$base/rolebindings" "{\"apiVersion\":\"rbac.authorization.k8s.io/v1\",\"kind\":\"RoleBinding\",
+		\"metadata\":{\"name\":\"leadership-$1\",\"namespace\":\"$KUBE_NAMESPACE\"},
+		\"roleRef\":{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"Role\",\"name\":\"leadership-$1\"},
+		\"subjects\":[{\"apiGroup\":\"rbac.authorization.k8s.io\",\"kind\":\"User\",\"name\":\"leadership-$1\"}]}"
+}
+
+env_kube() {
+	local dir id
+	dir=$(kube_dir)
+	echo "export LEADERSHIP_KUBE_SERVER=https://127.0.0.1:$KUBE_PORT"
+	echo "export LEADERSHIP_KUBE_NAMESPACE=$KUBE_NAMESPACE"
+	echo "export LEADERSHIP_KUBE_CA=$dir/serving.crt"
+	for id in "${KUBE_IDENTITIES[@]}"; do
+		echo "export LEADERSHIP_KUBECONFIG_${id^^}=$dir/kubeconfig-$id"
+	done
+}
+
 # --------------------------------------------------------------- commands --
 
 fn_name() { echo "${1//-/_}"; }
@@ -740,6 +996,7 @@ wipe_names() {
 			done
 			;;
 		postgres) rm -rf -- "$(wdir postgres)/data" ;;
+		kube) rm -rf -- "$(sdir kube)/m1.data" ;; # its etcd's; certificates and tokens stay
 		redis | consul) ;;
 		*) # secured servers: everything in their state dirs but the logs
 			find "$(sdir "$name")" "$(wdir "$name")" -mindepth 1 -maxdepth 1 ! -name '*.log' -exec rm -rf -- {} + 2>/dev/null || true ;;
@@ -761,6 +1018,7 @@ parse_wipe() {
 cmd_stop() {
 	local names
 	parse_wipe "$@"
+	EXPAND_OPTIONAL=1
 	if ((${#NAMES[@]})); then names=$(expand_names "${NAMES[@]}"); else names=$(expand_names all); fi
 	# shellcheck disable=SC2086
 	stop_names $names
@@ -810,6 +1068,7 @@ cmd_env() {
 	running redis && echo "export LEADERSHIP_REDIS=127.0.0.1:$REDIS_PORT"
 	running postgres && echo "export LEADERSHIP_POSTGRES='postgres://postgres@127.0.0.1:$PG_PORT/$PG_DB?sslmode=disable&connect_timeout=20'"
 	running consul && echo "export LEADERSHIP_CONSUL=127.0.0.1:$CONSUL_HTTP"
+	running kube && env_kube
 	local name
 	for name in "${SECURE_SERVERS[@]}"; do
 		running "$name" && "env_$(fn_name "$name")"
@@ -820,7 +1079,7 @@ cmd_env() {
 
 cmd_status() {
 	local name i pid
-	for name in "${ALL_SERVERS[@]}" "${SECURE_SERVERS[@]}"; do
+	for name in "${ALL_SERVERS[@]}" "${SECURE_SERVERS[@]}" "${OPTIONAL_SERVERS[@]}"; do
 		for ((i = 1; i <= $(members "$name"); i++)); do
 			if pid=$(member_pid "$name" "$i"); then
 				printf '%-20s member %d  running  pid %s\n' "$name" "$i" "$pid"

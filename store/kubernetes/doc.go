@@ -1,0 +1,150 @@
+// Package kubernetes is a store for the leadership library on the
+// Kubernetes API: each election key is one coordination.k8s.io/v1 Lease in
+// one namespace, compare-and-swapped by its resourceVersion. It is a
+// module of its own (github.com/leadership-go/leadership/store/kubernetes),
+// so that programs using the other backends never depend on client-go.
+//
+//	kv, err := kubernetes.Open(ctx, kubernetes.Config{Namespace: "prod"})
+//	if err != nil {
+//		return err // errors.Is(err, kubernetes.ErrAuthentication), ...
+//	}
+//	defer kv.Close()
+//	candidate := leadership.NewCandidate(kv, "billing/leader", os.Getenv("POD_NAME"), 15*time.Second)
+//
+// The same store from a URL: ParseURL("k8s://prod?kubeconfig=/etc/kube/config&context=ci").
+//
+// # Configuration
+//
+// Open loads the client configuration as kubectl does: Config.Kubeconfig,
+// else $KUBECONFIG, else ~/.kube/config, with Config.Context or the
+// current context; in a pod without any of them, the pod's service
+// account (in-cluster configuration). Config.REST takes a ready
+// *rest.Config instead. The namespace is Config.Namespace, else the
+// context's, else the pod's, else "default". Open then sends GET /version
+// within DialTimeout: the server must answer over TLS and accept the
+// credentials (ErrNotReachable, ErrTLS, ErrAuthentication otherwise). It
+// does not check rights on Leases. The client has no client-side rate
+// limit (client-go's default of 5 requests a second is too few for a
+// candidate renewing several elections; the API server's own priority and
+// fairness applies), and discards the server's warnings.
+//
+// # Keys and Lease names
+//
+// LeaseName maps keys to Lease names one to one; KeyOf is its inverse.
+// Surrounding slashes are trimmed (as the election engine does). A key
+// whose '/'-separated parts are all DNS labels (a-z, 0-9 and '-', not
+// starting or ending with '-') is its own name with '.' for '/':
+// "billing/leader" is the Lease "billing.leader", and a Lease made by
+// client-go named "my-controller" is the key "my-controller". Any other key
+// (upper case, '_', '.', empty parts, or a first part starting with "x--")
+// is "x--" followed by the key's bytes in base32 (alphabet 0-9a-v, no
+// padding): "App/Leader" is "x--85o70bqcclgm8pbi". Keys in the readable
+// form may have up to 253 characters, others up to MaxEncodedKey (156)
+// bytes; longer or empty keys fail with ErrInvalidKey. Lease names that
+// start with "x--" are reserved for encoded keys.
+//
+// # What a Lease holds
+//
+// The value written at a key (the engine's election record, JSON) is kept
+// in the annotation leadership-go.github.io/value (or value-base64 when it
+// is not UTF-8), with the spec.renewTime of the write in
+// leadership-go.github.io/renew-time and the label
+// app.kubernetes.io/managed-by=leadership-go. When the value is an
+// election record, the spec is filled as client-go's elector fills it:
+// holderIdentity (the leader's name; absent when no one leads),
+// leaseDurationSeconds (the record's TTL, rounded up to a second),
+// acquireTime (when the term began), renewTime (the writer's clock at the
+// write) and leaseTransitions (the term, the fencing token). So
+//
+//	kubectl get lease -n prod billing.leader
+//
+// shows the leader in its HOLDER column. The engine keeps its own lease
+// and token in the record, and never reads the spec of its own Leases.
+//
+// # Leases written by client-go
+//
+// A Lease without this package's annotation, or whose spec.renewTime is
+// not the one written with the annotation (a client-go elector took it
+// over since), reads as an election record made from its spec: the holder
+// is holderIdentity, each new renewTime is a renewal, the term is
+// leaseTransitions + 1, and the lease is 10/9 of leaseDurationSeconds.
+// A Follower drops a holder at 9/10 of its lease unrenewed, timed on its
+// own clock from the last time it saw the Lease before the latest
+// renewal (the engine dates a write it sees from the last view without
+// it): so it names a client-go leader while renewTime keeps changing, and
+// drops it leaseDurationSeconds after the renewal before the last one it
+// saw, that is between leaseDurationSeconds less the elector's retry
+// period (one renewal interval) and leaseDurationSeconds after its last
+// renewTime (measured: 3.5s for a 4s lease renewed every 0.5s). The
+// holder itself stops leading RenewDeadline after its last renewal, so a
+// Follower never drops a leader that still leads when leaseDurationSeconds
+// is at least RenewDeadline plus RetryPeriod (client-go's defaults, 15s,
+// 10s and 2s, are). A released Lease (empty holderIdentity) reads as no
+// leader at once. This
+// is for following only: mixing this library's candidates and client-go's
+// electors on one Lease is not supported (client-go's elector ignores the
+// record and its fencing token).
+//
+// # Calls
+//
+// Get is a GET of the Lease, which the API server serves from etcd with a
+// quorum read: linearizable. LastIndex is the resourceVersion, which every
+// API server takes from etcd's revision (a decimal integer; a server
+// giving anything else is refused with ErrUnexpected). AtomicPut with no
+// previous pair is a create (store.ErrKeyExists when the Lease exists);
+// with one, an update carrying previous.LastIndex as resourceVersion,
+// which the server applies only if the Lease still has it
+// (store.ErrKeyModified otherwise, store.ErrKeyNotFound if deleted).
+// AtomicDelete is a delete with a resourceVersion precondition. Put reads
+// and then creates or updates, again while others write between. List
+// reads every Lease of the namespace and keeps the keys below the
+// directory. TTLs, locks and WatchTree are refused with
+// store.ErrCallNotSupported: the API server expires nothing, and the
+// engine needs none of them.
+//
+// Watch lists the Lease by name, sends its pair (an empty pair when it is
+// missing), then watches from the list's resourceVersion, with bookmarks.
+// A watch that ends resumes from the last resourceVersion seen; one the
+// server no longer has (410 Gone, "too old", after a compaction or a
+// restart) or does not have yet ("too large", a server restored with less
+// data) makes it list again, send the Lease if it changed, and resume
+// from there. Errors after the first list are retried with a backoff and
+// never reported: the engine reads on its own schedule.
+//
+// # Rights
+//
+// A Candidate needs get, list, watch, create and update on leases
+// (coordination.k8s.io) in its namespace; a Follower get, list and watch.
+// DeleteElection (AtomicDelete) also needs delete. A refusal is an *Error
+// matching ErrPermissionDenied whose message names the user and the verb
+// (the API server's own text); a Candidate without the rights reports it
+// on its error channel and never leads.
+//
+// # Fenced writes
+//
+// Store does not implement fenced.Putter, so Candidate.FencedPut returns
+// leadership.ErrFencingUnsupported. A fenced write must land only if
+// another object (the election's Lease) is unchanged, checked with the
+// write; the API has no transaction over two objects (an update's
+// precondition is on the object written). The one single-object form,
+// keeping the fenced data in the election's own Lease, would bump the
+// record's resourceVersion at each write and make the leader's next
+// compare-and-swap fail: it would trade fencing for spurious step-downs.
+// Use a store with transactions (etcd, PostgreSQL, Redis, ...) for fenced
+// writes, or check the fencing token in the resource written.
+//
+// # Limits
+//
+//   - Every write goes through the API server to etcd: a renewal costs one
+//     update, and the API server's latency (tens of milliseconds on a busy
+//     control plane) must stay well under the TTL; use TTLs of seconds.
+//   - Annotations are limited to 256 KiB in all: values (the record and
+//     what Proclaim publishes) must stay well below.
+//   - An update replaces the Lease: labels and annotations added by others
+//     to a Lease this package writes are not kept.
+//   - resourceVersion is compared as the server gives it; after etcd is
+//     restored from a backup the versions may go back, which the engine
+//     detects from its record (docs/semantics.md section 7).
+//   - Close closes the Store's own connections; a Config.REST whose
+//     transport is shared with other clients is not closed.
+package kubernetes
