@@ -26,12 +26,14 @@ export PATH="$PATH:/usr/local/go/bin"
 modules=(
 	.
 	bench
+	store/kubernetes
 )
 
-# untested: modules with no tests, built elsewhere (tools/consul: by
-# `scripts/servers.sh install consul`).
+# untested: modules with no tests, built elsewhere (tools/consul and
+# tools/kube-apiserver: by `scripts/servers.sh install consul` and `install kube`).
 untested=(
 	tools/consul
+	tools/kube-apiserver
 )
 
 if [[ ${1-} == --modules ]]; then
