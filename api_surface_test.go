@@ -104,3 +104,38 @@ func TestReadmeNamesEveryExport(t *testing.T) {
 		}
 	}
 }
+
+// docs/design.md opens with a map of the code: every non-test file of the
+// root package is in it, and every file and package it names exists.
+func TestDesignMapMatchesTheCode(t *testing.T) {
+	design, err := os.ReadFile("docs/design.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(design)
+	end := strings.Index(text, "The path of one election.")
+	if end < 0 {
+		t.Fatal("docs/design.md: no map before \"The path of one election.\"")
+	}
+	mapText := text[:end]
+	files, err := os.ReadDir(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		n := f.Name()
+		if strings.HasSuffix(n, ".go") && !strings.HasSuffix(n, "_test.go") && !strings.Contains(mapText, "| `"+n+"` |") {
+			t.Errorf("%s is not in the map of docs/design.md", n)
+		}
+	}
+	for _, m := range regexp.MustCompile("(?m)^\\| `([a-z_]+\\.go)` \\|").FindAllStringSubmatch(mapText, -1) {
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("the map names %s, which does not exist", m[1])
+		}
+	}
+	for _, m := range regexp.MustCompile("`((?:internal|store|cmd|metrics|health|fenced|leadershiptest|bench|tools)(?:/[a-z0-9_]+)*)`").FindAllStringSubmatch(mapText, -1) {
+		if _, err := os.Stat(m[1]); err != nil {
+			t.Errorf("the map names %s, which does not exist", m[1])
+		}
+	}
+}
