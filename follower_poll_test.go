@@ -25,7 +25,7 @@ func (g *getCounter) Get(ctx context.Context, key string, opts *store.ReadOption
 // While its watch works, a follower still reads the key now and then (some
 // watches miss changes): by default every 3s or every TTL/3 of the leader's
 // record, whichever is longer, so that a long lease is not read 20 times a
-// minute; every 3 poll intervals when WithPollInterval is given.
+// minute; every 3 poll intervals when Timings.Poll is given.
 func TestFollowerWatchedPollFollowsTheTTL(t *testing.T) {
 	for _, tc := range []struct {
 		name string
@@ -35,7 +35,7 @@ func TestFollowerWatchedPollFollowsTheTTL(t *testing.T) {
 	}{
 		{"default poll, TTL 30s", 30 * time.Second, nil, 6},
 		{"default poll, TTL 2s", 2 * time.Second, nil, 20},
-		{"WithPollInterval 1s, TTL 30s", 30 * time.Second, []Option{WithTimings(Timings{Poll: time.Second})}, 20},
+		{"Timings.Poll 1s, TTL 30s", 30 * time.Second, []Option{WithTimings(Timings{Poll: time.Second})}, 20},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {

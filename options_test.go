@@ -60,7 +60,7 @@ func TestBadInput(t *testing.T) {
 	}
 	var te *OptionError
 	if err := NewCandidate(h, "k", "n", time.Millisecond).validate(); !errors.Is(err, ErrInvalidTTL) || !errors.As(err, &te) || !strings.Contains(te.Reason, "between "+MinTTL.String()) {
-		t.Fatalf("TTLError not returned: %v", err)
+		t.Fatalf("ErrInvalidTTL not returned: %v", err)
 	}
 	var oe *OptionError
 	if _, _, err := NewCandidate(h, "k", "n", time.Second, WithRelinquishSchedule("x")).RunForElection(); !errors.As(err, &oe) || oe.Option != "WithRelinquishSchedule" || oe.Err == nil {

@@ -254,7 +254,7 @@ func TestJoinedWhileMissingSurvivesOlderGeneration(t *testing.T) {
 }
 
 // 8. A candidate that starts after the store lost its data, and so never
-// saw the leader of before, waits WithStartupWait before it leads: it
+// saw the leader of before, waits Timings.StartupWait before it leads: it
 // never overlaps that leader, cut off but still within its lease.
 func TestStartupWaitAfterDataLoss(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {

@@ -282,7 +282,7 @@ type simSlot struct {
 	kind      simKind
 	index     int
 	ttl       time.Duration // candidates
-	margin    time.Duration // candidates: WithSafetyMargin, 0 for the default
+	margin    time.Duration // candidates: Timings.SafetyMargin, 0 for the default
 	actor     *simActor     // nil while down
 	downUntil time.Time
 	count     int // incarnations so far
@@ -674,7 +674,7 @@ func (r *simRun) start(s *simSlot) {
 	r.settle()
 }
 
-// startCandidate runs a candidate, by Run or by RunForElectionContext.
+// startCandidate runs a candidate, by Run or by runUnder.
 func (r *simRun) startCandidate(ctx context.Context, a *simActor, st *simStore, s *simSlot) error {
 	a.ttl = s.ttl
 	a.reqTimeout = min(s.ttl/3, 10*time.Second)

@@ -128,7 +128,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.DurationVar(&cfg.idle, "idle", 20*time.Second, "idle counting `window` (0 skips the idle measurement)")
 	fs.DurationVar(&cfg.idleLongTTL, "idle-long-ttl", 15*time.Second, "the second, long `TTL` of the idle measurement")
 	fs.DurationVar(&cfg.ttl, "ttl", 2*time.Second, "lease `TTL` of the handoff, crash and first idle elections (etcd sessions: rounded up to seconds)")
-	fs.DurationVar(&cfg.holdoff, "holdoff", 250*time.Millisecond, "resign holdoff of the handoff candidates (WithResignHoldoff); it lapses untimed between rounds")
+	fs.DurationVar(&cfg.holdoff, "holdoff", 250*time.Millisecond, "resign holdoff of the handoff candidates (Timings.ResignHoldoff); it lapses untimed between rounds")
 	fs.StringVar(&cfg.jsonFile, "json", "", "also write the raw numbers to `FILE` as JSON")
 	fs.BoolVar(&cfg.quick, "quick", false, "smoke run: --rounds 10 --crash-rounds 1 --idle 5s unless given")
 	fs.BoolVar(&cfg.processes, "processes", false, "cross-process mode: every candidate, follower and etcd Election participant in its own process (linux); handoff by Stop, crash by SIGKILL, no idle measurement")
