@@ -28,7 +28,7 @@ var (
 	// Follower.Health: the engine is not making progress.
 	ErrUnhealthy = errors.New("leadership: unhealthy")
 	// ErrNotLeader is returned by Proclaim and HandOff on a candidate that
-	// does not lead.
+	// does not lead, and by FencedPut for a term this candidate never led.
 	ErrNotLeader = errors.New("leadership: not the leader")
 	// ErrValueTooLarge is returned by Proclaim for a value longer than
 	// MaxValueSize.
@@ -37,7 +37,8 @@ var (
 	// take over: another candidate did, or no one within the window.
 	ErrHandOffFailed = errors.New("leadership: handoff failed")
 	// ErrInvalidSuccessor is returned by HandOff for a successor that
-	// cannot take over (an empty name, or the candidate itself).
+	// cannot take over: the candidate itself (an empty name is
+	// ErrEmptyName).
 	ErrInvalidSuccessor = errors.New("leadership: invalid successor")
 	// ErrFenced is matched by the error of a fenced write the store refused
 	// because the election record no longer holds the term.
@@ -68,9 +69,10 @@ var (
 type Reason int32
 
 // The reasons a term ends. ErrStopped and ErrElectionEnded are also
-// returned and reported outside of terms: RunForElection after Stop
-// returns ErrStopped, and every channel of an ended election reports
-// ErrElectionEnded last.
+// returned and reported outside of terms: a start after Stop returns
+// ErrStopped (and so does a Campaign whose candidate was stopped), and
+// the error channels (and a candidate's Status stream) of an ended
+// election report ErrElectionEnded last.
 const (
 	// ErrLeaseExpired: no renewal was confirmed by the store before the
 	// leader's deadline, so it stepped down on its own clock, before the

@@ -37,7 +37,7 @@ func (r Role) String() string {
 // leader, its term and the value it publishes, after every change of any
 // of them.
 type Status struct {
-	Role        Role      // the candidate's part; RoleFollower (then RoleStopped) for a follower
+	Role        Role      // the candidate's part; RoleFollower for a follower (RoleBootstrap before FollowElection)
 	CandidateID string    // the candidate's own name ("" for a follower)
 	Leader      string    // the leader's name, "" when none is known
 	Token       uint64    // the leader's term (its fencing token); the last term known when Leader is ""

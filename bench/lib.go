@@ -341,7 +341,11 @@ type handoffResult struct {
 // runHandoff measures rounds resign handoffs between three candidates, with
 // a follower, each on its own client.
 func runHandoff(ctx context.Context, be *backend, cfg *config) (res *handoffResult, err error) {
-	g := newGroup(be, cfg.key(be, "handoff"), cfg.ttl, false, false, leadership.WithTimings(leadership.Timings{ResignHoldoff: cfg.holdoff}))
+	holdoff := cfg.holdoff
+	if holdoff == 0 {
+		holdoff = -1 // Timings: a zero field takes the default, a negative one asks for none
+	}
+	g := newGroup(be, cfg.key(be, "handoff"), cfg.ttl, false, false, leadership.WithTimings(leadership.Timings{ResignHoldoff: holdoff}))
 	defer func() { err = errors.Join(err, g.teardown()) }()
 	lead, err := g.startElection(ctx)
 	if err != nil {

@@ -22,8 +22,8 @@
 //	case errors.Is(err, store.ErrPermission):  // the credentials lack a right
 //	case errors.Is(err, store.ErrTLS):         // the TLS handshake or a certificate failed
 //	case errors.Is(err, store.ErrInvalidConfig):
+//	case errors.Is(err, store.ErrClosed):      // the handle was closed (before ErrUnreachable, which it also matches)
 //	case errors.Is(err, store.ErrUnreachable): // no answer; valkeyrie's ErrNotReachable
-//	case errors.Is(err, store.ErrClosed):      // the handle was closed
 //	}
 //
 // This package imports no adapter and not the root package.

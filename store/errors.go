@@ -32,7 +32,10 @@ var (
 	// calls abandoned at their deadline). Being the same value, every error
 	// that matches one matches the other.
 	ErrUnreachable = vstore.ErrNotReachable
-	// ErrClosed is matched by every adapter's error for a call on a handle
-	// after its Close. Such errors also match ErrUnreachable.
+	// ErrClosed is matched by an adapter's error for a call on a handle
+	// after its Close, where the adapter can tell (memory, Consul,
+	// ZooKeeper, PostgreSQL, Kubernetes; the etcd and Redis clients answer
+	// such a call with their own connection errors, which match
+	// ErrUnreachable or nothing). Such errors also match ErrUnreachable.
 	ErrClosed = errors.New("store: handle closed")
 )

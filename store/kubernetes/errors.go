@@ -9,6 +9,9 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+
+	lstore "github.com/leadership-go/leadership/store"
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 // The kinds of failure this package reports. Every error of Open and of
@@ -19,39 +22,39 @@ var (
 	// ErrInvalidConfig: the Config, the URL or the kubeconfig it names is
 	// unusable (a missing file, an unknown context, a bad field). Open
 	// returns it before any request.
-	ErrInvalidConfig = errors.New("kubernetes: invalid configuration")
+	ErrInvalidConfig = adapter.Sentinel("kubernetes: invalid configuration", lstore.ErrInvalidConfig)
 
 	// ErrInvalidKey: an election key that maps to no Lease name (empty,
 	// or too long; see the package documentation).
-	ErrInvalidKey = errors.New("kubernetes: invalid key")
+	ErrInvalidKey = adapter.Sentinel("kubernetes: invalid key", lstore.ErrInvalidConfig)
 
 	// ErrAuthentication: the API server refused the credentials (HTTP 401:
 	// a wrong or expired token, an unknown client certificate).
-	ErrAuthentication = errors.New("kubernetes: authentication refused")
+	ErrAuthentication = adapter.Sentinel("kubernetes: authentication refused", lstore.ErrAuth)
 
 	// ErrPermissionDenied: the API server authenticated the client but
 	// its RBAC rules (or another authorizer) refused the call (HTTP 403).
 	// The message names the user and the verb the server refused.
-	ErrPermissionDenied = errors.New("kubernetes: permission denied")
+	ErrPermissionDenied = adapter.Sentinel("kubernetes: permission denied", lstore.ErrPermission)
 
 	// ErrTLS: the API server's certificate could not be verified (an
 	// unknown authority, a name or address it is not for, expired), or
 	// the server did not speak TLS.
-	ErrTLS = errors.New("kubernetes: TLS verification failed")
+	ErrTLS = adapter.Sentinel("kubernetes: TLS verification failed", lstore.ErrTLS)
 
 	// ErrNotReachable: no answer in time, a refused or broken connection,
 	// or an answer saying the server cannot serve now (HTTP 429, 5xx). A
 	// write that fails so has an unknown outcome. Every error matching it
 	// also matches valkeyrie's store.ErrNotReachable.
-	ErrNotReachable = errors.New("kubernetes: API server not reachable")
+	ErrNotReachable = adapter.Sentinel("kubernetes: API server not reachable", store.ErrNotReachable)
 
 	// ErrNamespaceNotFound: the Config's namespace does not exist on the
 	// server (a Lease cannot be created in it).
-	ErrNamespaceNotFound = errors.New("kubernetes: namespace not found")
+	ErrNamespaceNotFound = adapter.Sentinel("kubernetes: namespace not found", lstore.ErrInvalidConfig)
 
 	// ErrClosed: the Store was closed. It also matches valkeyrie's
 	// store.ErrNotReachable, as a closed client reaches no server.
-	ErrClosed = errors.New("kubernetes: store closed")
+	ErrClosed = adapter.Sentinel("kubernetes: store closed", lstore.ErrClosed, store.ErrNotReachable)
 
 	// ErrUnexpected: any other refusal of the API server (an invalid
 	// object, an unexpected status), with its message.
