@@ -47,6 +47,11 @@ const (
 	// a held request: it doubles from the one to the other.
 	proxyRetryMin = 5 * time.Millisecond
 	proxyRetryMax = 100 * time.Millisecond
+	// proxyFinalTries is how many tries follow a hold that ran out on a
+	// dropped request, proxyRetryMax apart: a leader killed mid-request
+	// resets connections for a moment before it refuses them, and only a
+	// leader still dropping after these is answered with a 502.
+	proxyFinalTries = 3
 	// proxyMaxRetryBody is the largest request body the proxy keeps to
 	// send again: a request with a larger body, or one of unknown length
 	// (chunked), is not held.
@@ -344,7 +349,7 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	idempotent := retryable && body == nil && idempotentMethod(r.Method)
 	pause := proxyRetryMin
-	last := false // the try after the hold ran out on a dropped request
+	final := 0 // the tries after the hold ran out on a dropped request
 	for {
 		pt := &proxyTarget{leader: o.Leader, term: o.Token, url: target, idempotent: idempotent}
 		req := r.WithContext(context.WithValue(ctx, proxyTargetKey{}, pt))
@@ -359,13 +364,17 @@ func (p *leaderProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		// Hold the request until a leader (the same or the next one)
 		// answers, or the hold runs out.
 		for {
-			if last || !retryable || !p.pause(ctx, min(pause, time.Until(deadline))) {
-				if !last && retryable && !isRefused(pt.retry) && ctx.Err() == nil {
-					// The hold ran out on a request dropped mid-flight:
-					// one more try tells a leader that is gone (refused,
+			if final > 0 || !retryable || !p.pause(ctx, min(pause, time.Until(deadline))) {
+				if final < proxyFinalTries && retryable && !isRefused(pt.retry) && ctx.Err() == nil {
+					// The hold ran out on a request dropped mid-flight: a
+					// few more tries tell a leader that is gone (refused,
 					// or none named: 503) from one that keeps dropping
 					// requests (502).
-					last = true
+					if final > 0 && !p.pause(ctx, proxyRetryMax) {
+						p.fail(w, r, pt.leader, pt.retry)
+						return
+					}
+					final++
 					if o = p.current(); o.Leader != "" {
 						if target, err = leaderURL(leaderAddress(o)); err == nil {
 							break
