@@ -35,4 +35,3 @@
 // See docs/semantics.md for every rule and docs/design.md for how the
 // engine keeps them on stores that get some of their own primitives wrong.
 package leadership
-
