@@ -18,17 +18,28 @@ type backend struct {
 	// open connects to the store s names, reading its parameters from p;
 	// nil when this build leaves the backend out.
 	open func(s *Spec, ctx context.Context, p *params) (store.Store, error)
+	// hint, for a backend of another module, says what a program imports
+	// to have it (Register); "" for the backends built in here.
+	hint string
 }
 
 // backends lists every backend this package knows, built in or not, in the
 // order Schemes shows them.
-var backends = []*backend{&memoryBackend, &etcdBackend, &consulBackend, &zookeeperBackend, &redisBackend, &postgresBackend}
+// Register adds to it, or replaces the entry of a backend of another module.
+var backends = []*backend{&memoryBackend, &etcdBackend, &consulBackend, &zookeeperBackend, &redisBackend, &postgresBackend, &kubernetesBackend}
 
 // tag is the build tag that leaves b out.
 func (b *backend) tag() string { return "leadership_no_" + b.name }
 
 // backendFor returns the backend a scheme names, or nil.
 func backendFor(scheme string) *backend {
+	registry.RLock()
+	defer registry.RUnlock()
+	return backendForLocked(scheme)
+}
+
+// backendForLocked is backendFor, with registry held.
+func backendForLocked(scheme string) *backend {
 	for _, b := range backends {
 		for _, s := range b.schemes {
 			if s == scheme {

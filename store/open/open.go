@@ -15,7 +15,9 @@ const EnvVar = "LEADERSHIP_STORE"
 // default memory, etcd, consul, zk, zookeeper, redis, rediss, postgres and
 // postgresql; the build tags leadership_no_etcd, leadership_no_consul,
 // leadership_no_zookeeper, leadership_no_redis and leadership_no_postgres
-// each leave a backend out (see the package documentation).
+// each leave a backend out (see the package documentation), and Register
+// adds others (k8s, once store/kubernetes/register is imported). Read it
+// after init.
 var Schemes = builtInSchemes()
 
 // Store opens the store a URL names, connects, and checks it with a round
@@ -27,6 +29,7 @@ var Schemes = builtInSchemes()
 //	zk://[user:pass@]h1:2181,h2:2181[?session_timeout=10s]    (digest auth with user:pass)
 //	redis://[user:pass@]h:6379[/DB][?tls=true]        (rediss:// is redis with TLS)
 //	postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA[&table=NAME]   (a libpq/pgx DSN)
+//	k8s://NAMESPACE[?kubeconfig=FILE&context=NAME]    (with store/kubernetes/register imported)
 //
 // Every network scheme also takes dial_timeout and request_timeout (such as
 // 5s). An unknown parameter, a malformed value or an unknown scheme is a
@@ -62,6 +65,9 @@ func (s *Spec) Open(ctx context.Context) (store.Store, error) {
 	switch {
 	case b == nil:
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + strings.Join(Schemes, ", "), Err: ErrUnknownScheme}
+	case b.open == nil && b.hint != "":
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme,
+			Reason: "the " + b.name + " backend lives in a module of its own; a program that opens it must " + b.hint, Err: errLeftOut}
 	case b.open == nil:
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme,
 			Reason: "this program was built with the tag " + b.tag(), Err: errLeftOut}

@@ -1,0 +1,37 @@
+// Package register adds the Kubernetes backend to store/open: a program
+// that imports it for its side effect opens k8s://NAMESPACE URLs with
+// open.Store and open.FromEnv like any other backend's.
+//
+//	import _ "github.com/leadership-go/leadership/store/kubernetes/register"
+//
+//	s, err := open.Store(ctx, "k8s://my-namespace?context=prod")
+//
+// The URL is parsed by kubernetes.ParseURL (kubeconfig=, context=,
+// dial_timeout= and request_timeout= parameters). It is a package of its
+// own so that a program that opens its Kubernetes store with
+// kubernetes.Open, not by URL, does not link store/open and the other
+// backends' clients.
+package register
+
+import (
+	"context"
+
+	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/kubernetes"
+	"github.com/leadership-go/leadership/store/open"
+)
+
+func init() { open.Register([]string{kubernetes.Scheme}, openURL) }
+
+// openURL opens the store a k8s:// URL names.
+func openURL(ctx context.Context, rawURL string) (store.Store, error) {
+	cfg, err := kubernetes.ParseURL(rawURL)
+	if err != nil {
+		return nil, err
+	}
+	s, err := kubernetes.Open(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
+}

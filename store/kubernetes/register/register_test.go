@@ -1,0 +1,69 @@
+package register
+
+import (
+	"context"
+	"errors"
+	"net/url"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/leadership-go/leadership/store/kubernetes"
+	"github.com/leadership-go/leadership/store/open"
+	"go.uber.org/goleak"
+
+	lstore "github.com/leadership-go/leadership/store"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m,
+		// klog starts its flush daemon when the package loads.
+		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
+	)
+}
+
+// TestSchemeRegistered checks that importing the package makes k8s a
+// scheme of store/open, whose URLs reach kubernetes.ParseURL.
+func TestSchemeRegistered(t *testing.T) {
+	if !slices.Contains(open.Schemes, kubernetes.Scheme) {
+		t.Fatalf("open.Schemes %v lacks %s", open.Schemes, kubernetes.Scheme)
+	}
+	ctx := context.Background()
+	for _, raw := range []string{"k8s://Not_A_Label", "k8s://default?nosuch=1", "k8s://default?kubeconfig=" + filepath.Join(t.TempDir(), "none")} {
+		kv, err := open.Store(ctx, raw)
+		if kv != nil || !errors.Is(err, lstore.ErrInvalidConfig) || errors.Is(err, open.ErrUnknownScheme) {
+			t.Errorf("%s: %v, %v; want the adapter's configuration error", raw, kv, err)
+		}
+	}
+}
+
+// TestOpenByURL opens the test server's namespace by URL and makes a
+// round trip (skipped without a server: scripts/servers.sh start kube).
+func TestOpenByURL(t *testing.T) {
+	kubeconfig := os.Getenv("LEADERSHIP_KUBECONFIG_ADMIN")
+	ns := os.Getenv("LEADERSHIP_KUBE_NAMESPACE")
+	if kubeconfig == "" || ns == "" {
+		t.Skip("needs a running kube-apiserver: scripts/servers.sh start kube && eval \"$(scripts/servers.sh env)\"")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	kv, err := open.Store(ctx, "k8s://"+ns+"?kubeconfig="+url.QueryEscape(kubeconfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer kv.Close()
+	key := "register-test-" + time.Now().Format("150405.000000")
+	ok, pair, err := kv.AtomicPut(ctx, key, []byte("v"), nil, nil)
+	if err != nil || !ok {
+		t.Fatalf("AtomicPut: %v %v", ok, err)
+	}
+	got, err := kv.Get(ctx, key, nil)
+	if err != nil || string(got.Value) != "v" {
+		t.Fatalf("Get: %v %v", got, err)
+	}
+	if ok, err := kv.AtomicDelete(ctx, key, pair); err != nil || !ok {
+		t.Fatalf("AtomicDelete: %v %v", ok, err)
+	}
+}
