@@ -20,12 +20,17 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
+# Each module is tested as its users build it, with its own go.mod: not
+# in the workspace go.work makes of them all (which is for working from
+# the root, as in `go run ./cmd/leadership demo`).
+export GOWORK=off
 
 # modules: the directories of the Go modules this script tests, from the
 # repository root.
 modules=(
 	.
 	bench
+	cmd/leadership
 	store/kubernetes
 )
 
@@ -65,7 +70,8 @@ servers_for() {
 	/store/redis) echo redis ;;
 	/store/postgres) echo postgres ;;
 	/store/open) echo etcd etcd-cluster redis postgres ;; # and its secured runs (open_runs)
-	/cmd/leadership) echo plain ;;
+	/cmd/leadership) echo plain kube ;;
+	/store/kubernetes | /store/kubernetes/*) echo kube ;;
 	*) echo "" ;;
 	esac
 }
@@ -90,7 +96,7 @@ for m in "${modules[@]}"; do
 	done < <(cd "$m" && go list ./...)
 done
 
-scripts/servers.sh install all
+scripts/servers.sh install all kube
 trap 'scripts/servers.sh stop >/dev/null 2>&1 || true' EXIT
 export LEADERSHIP_RESTART_SERVERS=1
 

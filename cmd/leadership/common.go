@@ -19,7 +19,7 @@ import (
 // storeHelp is the help line of --store, shared by every command that
 // joins an election.
 const storeHelp = "store `URL`, required: memory://NAME, etcd://h1:2379,h2:2379, consul://h:8500, " +
-	"zk://h:2181, redis://h:6379, postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA (see docs/cli.md)"
+	"zk://h:2181, redis://h:6379, postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA, k8s://NAMESPACE (see docs/cli.md)"
 
 // storeAbout is the paragraph every election command's help ends its
 // description with.
@@ -27,7 +27,8 @@ const storeAbout = `
 
 The store is named by a URL (--store or $LEADERSHIP_STORE), as in
 store/open: memory://NAME is the embedded store, shared only within one
-process; etcd://, consul://, zk://, redis:// and postgres:// reach a server.`
+process; etcd://, consul://, zk://, redis:// and postgres:// reach a server,
+k8s://NAMESPACE a Kubernetes API server (a Lease per key).`
 
 // electionFlags are the flags every election command takes.
 type electionFlags struct {

@@ -3,9 +3,11 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,6 +31,9 @@ var e2eBackends = []struct {
 	{"zookeeper", "LEADERSHIP_ZK", "zk://"},
 	{"zookeeper-ensemble", "LEADERSHIP_ZK_ENSEMBLE", "zk://"},
 	{"redis", "LEADERSHIP_REDIS", "redis://"},
+	// The variable holds the namespace; the URL adds the candidate's
+	// kubeconfig (rights: get, list, watch, create, update on leases).
+	{"kube", "LEADERSHIP_KUBE_NAMESPACE", "k8s://"},
 }
 
 // e2eTTL is the lease of the end-to-end tests' candidates that are killed.
@@ -66,6 +71,9 @@ func forEachBackend(t *testing.T, test func(t *testing.T, bin, url, key string))
 					sep = "&"
 				}
 				url += sep + "table=cli_" + strings.ToLower(strings.SplitN(t.Name(), "/", 2)[0])
+			}
+			if b.name == "kube" {
+				url += "?kubeconfig=" + neturl.QueryEscape(os.Getenv("LEADERSHIP_KUBECONFIG_CANDIDATE"))
 			}
 			key := fmt.Sprintf("cli-e2e/%s/%d", strings.ReplaceAll(t.Name(), "/", "-"), time.Now().UnixNano())
 			probeBackend(t, bin, url, key)
@@ -498,5 +506,45 @@ func TestE2EStatusTimings(t *testing.T) {
 		<-dead.done
 		status("of a leader killed with -9", exitUnconfirmed, "-", "--no-wait")
 		status("of a leader killed with -9", exitUnconfirmed, "-")
+	})
+}
+
+// TestE2EFollow runs 'leadership follow --json' beside two 'leadership
+// run' processes: it names the first leader, the second once the first's
+// run gets SIGTERM, and no one once the second's run is killed with
+// SIGKILL (after its lease, e2eTTL, unrenewed).
+func TestE2EFollow(t *testing.T) {
+	forEachBackend(t, func(t *testing.T, bin, url, key string) {
+		env := cleanEnv()
+		f := startProc(t, "follow", env, bin, "follow", "--store", url, "--key", key, "--json")
+		// leaders is what follow printed so far, a leader name per line.
+		leaders := func() []string {
+			var out []string
+			for _, l := range linesWith(f.stderr.String(), `"leader"`) {
+				var o observationJSON
+				if err := json.Unmarshal([]byte(l), &o); err != nil {
+					t.Fatalf("follow printed %q: %v", l, err)
+				}
+				out = append(out, o.Leader)
+			}
+			return out
+		}
+		waitLeader := func(want string, within time.Duration) {
+			t.Helper()
+			if !waitFor(within, func() bool {
+				got := leaders()
+				return len(got) > 0 && got[len(got)-1] == want
+			}) {
+				t.Fatalf("follow never named %q within %v; it printed %q", want, within, leaders())
+			}
+		}
+		waitLeader("", 30*time.Second)
+		n1 := startProc(t, "n1", env, bin, "run", "--store", url, "--key", key, "--name", "n1", "--ttl", e2eLongTTL.String(), "--", "sleep", "1000")
+		waitLeader("n1", 30*time.Second)
+		n2 := startProc(t, "n2", env, bin, "run", "--store", url, "--key", key, "--name", "n2", "--ttl", e2eTTL.String(), "--", "sleep", "1000")
+		n1.signal(syscall.SIGTERM)
+		waitLeader("n2", 30*time.Second)
+		n2.signal(syscall.SIGKILL)
+		waitLeader("", 30*time.Second)
 	})
 }

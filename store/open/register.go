@@ -10,7 +10,9 @@ import (
 )
 
 // Opener opens the store a URL names, for Register: it gets the URL as
-// given (scheme included) and parses it itself.
+// given (scheme included) and parses it itself. An error about the URL's
+// form or parameters should match ErrInvalidURL, as this package's own
+// do.
 type Opener func(ctx context.Context, rawURL string) (store.Store, error)
 
 // registry guards the backends added by Register.

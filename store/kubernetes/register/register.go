@@ -7,7 +7,8 @@
 //	s, err := open.Store(ctx, "k8s://my-namespace?context=prod")
 //
 // The URL is parsed by kubernetes.ParseURL (kubeconfig=, context=,
-// dial_timeout= and request_timeout= parameters). It is a package of its
+// dial_timeout= and request_timeout= parameters); its errors also match
+// open.ErrInvalidURL. It is a package of its
 // own so that a program that opens its Kubernetes store with
 // kubernetes.Open, not by URL, does not link store/open and the other
 // backends' clients.
@@ -15,6 +16,7 @@ package register
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership/store/kubernetes"
@@ -27,7 +29,9 @@ func init() { open.Register([]string{kubernetes.Scheme}, openURL) }
 func openURL(ctx context.Context, rawURL string) (store.Store, error) {
 	cfg, err := kubernetes.ParseURL(rawURL)
 	if err != nil {
-		return nil, err
+		// Also open.ErrInvalidURL, as store/open's own URL errors: a
+		// program (the command) tells a mistake in the URL by it.
+		return nil, fmt.Errorf("%w: %w", open.ErrInvalidURL, err)
 	}
 	s, err := kubernetes.Open(ctx, cfg)
 	if err != nil {

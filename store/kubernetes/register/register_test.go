@@ -31,10 +31,20 @@ func TestSchemeRegistered(t *testing.T) {
 		t.Fatalf("open.Schemes %v lacks %s", open.Schemes, kubernetes.Scheme)
 	}
 	ctx := context.Background()
-	for _, raw := range []string{"k8s://Not_A_Label", "k8s://default?nosuch=1", "k8s://default?kubeconfig=" + filepath.Join(t.TempDir(), "none")} {
-		kv, err := open.Store(ctx, raw)
-		if kv != nil || !errors.Is(err, lstore.ErrInvalidConfig) || errors.Is(err, open.ErrUnknownScheme) {
-			t.Errorf("%s: %v, %v; want the adapter's configuration error", raw, kv, err)
+	for _, tc := range []struct {
+		raw    string
+		badURL bool
+	}{
+		{"k8s://Not_A_Label", true},
+		{"k8s://default?nosuch=1", true},
+		{"k8s://default/path", true},
+		{"k8s://default?kubeconfig=" + filepath.Join(t.TempDir(), "none"), false},
+	} {
+		kv, err := open.Store(ctx, tc.raw)
+		var ce *kubernetes.ConfigError
+		if kv != nil || !errors.As(err, &ce) || !errors.Is(err, lstore.ErrInvalidConfig) || errors.Is(err, open.ErrUnknownScheme) ||
+			errors.Is(err, open.ErrInvalidURL) != tc.badURL {
+			t.Errorf("%s: %v, %v; want the adapter's *ConfigError, matching open.ErrInvalidURL: %v", tc.raw, kv, err, tc.badURL)
 		}
 	}
 }
