@@ -93,7 +93,9 @@ func TestOpenPostgres(t *testing.T) {
 		t.Skip("LEADERSHIP_POSTGRES is not set (scripts/servers.sh starts PostgreSQL)")
 	}
 	ctx := context.Background()
-	kv, err := Store(ctx, dsn+"&table=open_test_kv")
+	// dial_timeout and request_timeout are the adapter's, not pgx's (a
+	// server refuses an unknown runtime parameter).
+	kv, err := Store(ctx, dsn+"&table=open_test_kv&dial_timeout=3s&request_timeout=2s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,8 +103,24 @@ func TestOpenPostgres(t *testing.T) {
 	if _, err := kv.Get(ctx, "missing", nil); !errors.Is(err, store.ErrKeyNotFound) {
 		t.Fatalf("get: %v", err)
 	}
-	if _, err := Store(ctx, "postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1"); !errors.Is(err, store.ErrNotReachable) {
-		t.Fatalf("unreachable postgres: %v", err)
+	for _, u := range []string{"postgres://postgres@127.0.0.1:1/x?sslmode=disable&connect_timeout=1", "postgres://postgres@127.0.0.1:1/x?sslmode=disable&dial_timeout=1s"} {
+		if _, err := Store(ctx, u); !errors.Is(err, store.ErrNotReachable) {
+			t.Fatalf("unreachable postgres %s: %v", u, err)
+		}
+	}
+}
+
+// TestOpenPostgresTimeoutsChecked checks that PostgreSQL URLs take the
+// dial_timeout and request_timeout of every network scheme, checked
+// before any dial.
+func TestOpenPostgresTimeoutsChecked(t *testing.T) {
+	skipLeftOut(t, "postgres")
+	for _, field := range []string{"dial_timeout", "request_timeout"} {
+		var ce *ConfigError
+		_, err := Store(context.Background(), "postgres://u@127.0.0.1:1/x?sslmode=disable&"+field+"=soon")
+		if !errors.As(err, &ce) || ce.Field != field {
+			t.Errorf("%s=soon: %v, want an error naming %s", field, err, field)
+		}
 	}
 }
 

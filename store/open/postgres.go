@@ -5,6 +5,7 @@ package open
 import (
 	"context"
 	"errors"
+	"net/url"
 	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
@@ -20,15 +21,23 @@ import (
 var postgresBackend = backend{name: "postgres", schemes: []string{"postgres", "postgresql"}, open: (*Spec).openPostgres}
 
 // openPostgres hands the URL to pgx as a DSN, less this library's own
-// parameters (table, channel).
-func (s *Spec) openPostgres(ctx context.Context, _ *params) (store.Store, error) {
+// parameters (table, channel, dial_timeout, request_timeout), which go to
+// the adapter's Config.
+func (s *Spec) openPostgres(ctx context.Context, p *params) (store.Store, error) {
 	if len(s.Endpoints) == 0 {
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Reason: "no host given"}
 	}
-	cfg := postgres.Config{Table: s.Params.Get("table"), Channel: s.Params.Get("channel")}
-	q := s.Params
-	q.Del("table")
-	q.Del("channel")
+	cfg := postgres.Config{Table: p.str("table"), Channel: p.str("channel"),
+		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")}
+	if p.err != nil {
+		return nil, p.err
+	}
+	q := url.Values{}
+	for k, v := range s.Params {
+		if !p.used[k] {
+			q[k] = v
+		}
+	}
 	dsn := s.raw
 	if i := strings.IndexByte(dsn, '?'); i >= 0 {
 		dsn = dsn[:i]
