@@ -61,9 +61,11 @@ func (g *group) openClient(ctx context.Context) (store.Store, []*leadershiptest.
 	var fwds []*leadershiptest.Forwarder
 	if g.forward && g.be.scheme != "memory" {
 		var err error
-		if url, fwds, err = forwardURL(url); err != nil {
+		var done func()
+		if url, fwds, done, err = forwardURL(url); err != nil {
 			return nil, nil, err
 		}
+		defer done()
 	}
 	octx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()

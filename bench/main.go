@@ -51,6 +51,7 @@ var known = []struct {
 	{"postgres", "LEADERSHIP_POSTGRES", "postgres"},
 	{"consul", "LEADERSHIP_CONSUL", "consul"},
 	{"zk", "LEADERSHIP_ZK", "zk"},
+	{"k8s", kubeNamespaceEnv, "k8s"}, // with $LEADERSHIP_KUBECONFIG_ADMIN: kubeURL
 }
 
 // config is the run's settings, from the flags.
@@ -84,8 +85,11 @@ func (c *config) prefix(name, what string) string {
 // defaultURL returns the URL a known backend gets from its environment
 // variable, "" when unset.
 func defaultURL(name, env, scheme string) string {
-	if name == "memory" {
+	switch name {
+	case "memory":
 		return "memory://leadership-bench"
+	case "k8s":
+		return kubeURL()
 	}
 	v := strings.TrimSpace(os.Getenv(env))
 	if v == "" {
@@ -121,7 +125,7 @@ func parseFlags(args []string) (*config, error) {
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	cfg := &config{}
-	backends := fs.String("backends", "", "comma-separated `names` to run: memory, etcd, redis, postgres, consul, zk, "+electionName+
+	backends := fs.String("backends", "", "comma-separated `names` to run: memory, etcd, redis, postgres, consul, zk, k8s, "+electionName+
 		", and names given with --store (default: memory, every backend whose URL is set, and "+electionName+" when etcd is)")
 	fs.IntVar(&cfg.rounds, "rounds", 50, "handoff `rounds` per backend")
 	fs.IntVar(&cfg.crashRounds, "crash-rounds", 5, "crash takeover `rounds` per backend")
@@ -140,7 +144,10 @@ func parseFlags(args []string) (*config, error) {
 	urls := map[string]*string{}
 	for _, k := range known {
 		help := "`URL` of the " + k.name + " store"
-		if k.env != "" {
+		switch {
+		case k.name == "k8s":
+			help += " (default k8s://$" + kubeNamespaceEnv + "?kubeconfig=$" + kubeKubeconfigEnv + ")"
+		case k.env != "":
 			help += " (default from $" + k.env + ")"
 		}
 		urls[k.name] = fs.String(k.name+"-url", defaultURL(k.name, k.env, k.scheme), help)
@@ -242,7 +249,7 @@ func parseFlags(args []string) (*config, error) {
 				if slices.ContainsFunc(known[:], func(k struct{ name, env, scheme string }) bool { return k.name == name }) {
 					return nil, fmt.Errorf("--backends %s: no URL (set its environment variable or --%s-url)", name, name)
 				}
-				return nil, fmt.Errorf("--backends %s: unknown (memory, etcd, redis, postgres, consul, zk, %s, or a --store name)", name, electionName)
+				return nil, fmt.Errorf("--backends %s: unknown (memory, etcd, redis, postgres, consul, zk, k8s, %s, or a --store name)", name, electionName)
 			}
 			if !slices.Contains(cfg.backends, all[i]) {
 				cfg.backends = append(cfg.backends, all[i])

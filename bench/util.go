@@ -215,11 +215,16 @@ func splitURL(raw string) (head string, hosts []string, tail string, err error) 
 }
 
 // forwardURL opens one leadershiptest.Forwarder per host of raw and
-// returns the URL with every host replaced by its forwarder.
-func forwardURL(raw string) (string, []*leadershiptest.Forwarder, error) {
+// returns the URL with every host replaced by its forwarder, and done, to
+// call once the client of that URL is open (k8s://: it removes the
+// kubeconfig written for the forwarder; kubeForwardURL).
+func forwardURL(raw string) (string, []*leadershiptest.Forwarder, func(), error) {
+	if s, _, _ := strings.Cut(raw, "://"); strings.EqualFold(s, "k8s") {
+		return kubeForwardURL(raw)
+	}
 	head, hosts, tail, err := splitURL(raw)
 	if err != nil {
-		return "", nil, err
+		return "", nil, nil, err
 	}
 	scheme, _, _ := strings.Cut(strings.ToLower(head), "://")
 	var fwds []*leadershiptest.Forwarder
@@ -229,19 +234,19 @@ func forwardURL(raw string) (string, []*leadershiptest.Forwarder, error) {
 			p, ok := defaultPorts[scheme]
 			if !ok {
 				closeForwarders(fwds)
-				return "", nil, fmt.Errorf("host %q has no port", h)
+				return "", nil, nil, fmt.Errorf("host %q has no port", h)
 			}
 			h = net.JoinHostPort(strings.Trim(h, "[]"), p)
 		}
 		f, err := leadershiptest.NewForwarder(h)
 		if err != nil {
 			closeForwarders(fwds)
-			return "", nil, fmt.Errorf("forwarder to %s: %w", h, err)
+			return "", nil, nil, fmt.Errorf("forwarder to %s: %w", h, err)
 		}
 		fwds = append(fwds, f)
 		addrs = append(addrs, f.Addr())
 	}
-	return head + strings.Join(addrs, ",") + tail, fwds, nil
+	return head + strings.Join(addrs, ",") + tail, fwds, func() {}, nil
 }
 
 func closeForwarders(fwds []*leadershiptest.Forwarder) {
