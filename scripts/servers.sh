@@ -940,6 +940,9 @@ stop_names() { # NAME...: TERM every member, wait, KILL after the grace period
 			stop_member etcd-cluster 1
 			stop_member etcd-cluster 2
 		fi
+		# kube-apiserver (member 2) first: stopped after its etcd, it
+		# retries etcd until SIGKILL, STOP_GRACE later.
+		[[ $name != kube ]] || stop_member kube 2
 	done
 	for name in "$@"; do
 		sig=TERM
