@@ -135,12 +135,15 @@ func (o *observer) adoptAt(s snapshot, fromWatch bool, obsAt time.Duration) bool
 // state: the next renewal of the same term, or the first write of a term.
 // An event that skips writes comes from a watch that missed them (it
 // resumed after an outage, say) and may show a state applied long ago.
+// A record whose adapter numbers its renewals with jumps (SeqJumps, set
+// only on events that follow the watch's previous one) is the next renewal
+// whatever its Seq.
 func (o *observer) follows(s snapshot) bool {
 	if s.kind != snapRecord {
 		return true
 	}
 	if o.cur.kind == snapRecord && s.rec.Term == o.cur.rec.Term && s.rec.Gen == o.cur.rec.Gen {
-		return s.rec.Seq == o.cur.rec.Seq+1
+		return s.rec.Seq == o.cur.rec.Seq+1 || s.rec.SeqJumps && s.rec.Seq > o.cur.rec.Seq
 	}
 	return s.rec.Seq == 0
 }

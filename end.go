@@ -67,7 +67,7 @@ func endedRecord(prev snapshot) record {
 	next.Seq++
 	next.Ended = true
 	next.Leader, next.ID, next.Since, next.Value = "", "", "", ""
-	next.Successor, next.SuccessorMs = "", 0
+	next.Successor, next.SuccessorMs, next.SeqJumps = "", 0, false
 	return next
 }
 

@@ -34,6 +34,14 @@ type Record struct {
 	// the next term for SuccessorMs after the release is seen (HandOff).
 	Successor   string `json:"next,omitzero"`
 	SuccessorMs int64  `json:"next_ms,omitzero"`
+	// SeqJumps is never written by the library. A store adapter sets it in
+	// a record it makes from another writer's data whose writes raise Seq
+	// by more than one (a Kubernetes Lease renewed by client-go: its Seq
+	// is the renewTime), and only in a watch event that comes right after
+	// the watch's previous event, no write missed between. Such an event
+	// with a later Seq of the same term is the next write, as Seq+1 is for
+	// the library's own records.
+	SeqJumps bool `json:"seq_jumps,omitzero"`
 	// Token is unique to each write. Some stores compare a top-level
 	// "LastIndex" member of the JSON value in their compare-and-swap
 	// (kvtools/redis with its raw codec); a fresh token in every write makes

@@ -68,3 +68,16 @@ func TestOlderRecordWithStandbyFieldsDecodes(t *testing.T) {
 		t.Fatalf("a record written again keeps the old fields: %s", out)
 	}
 }
+
+// SeqJumps, which only store adapters set, is absent from the library's
+// records (their encoding is unchanged) and kept by those that have it.
+func TestSeqJumps(t *testing.T) {
+	r := Record{Leader: "a", ID: "x1", Term: 3, Seq: 2, TTLms: 1500}
+	if b := r.Stamp(); strings.Contains(string(b), "seq_jumps") {
+		t.Fatalf("a record of the library encodes SeqJumps: %s", b)
+	}
+	r.SeqJumps = true
+	if got, ok := Decode(r.Stamp()); !ok || got != r {
+		t.Fatalf("Decode(Stamp()) = %+v, %v; want %+v", got, ok, r)
+	}
+}

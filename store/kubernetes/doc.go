@@ -68,19 +68,34 @@
 // over since), reads as an election record made from its spec: the holder
 // is holderIdentity, each new renewTime is a renewal, the term is
 // leaseTransitions + 1, and the lease is 10/9 of leaseDurationSeconds.
-// A Follower drops a holder at 9/10 of its lease unrenewed, timed on its
-// own clock from the last time it saw the Lease before the latest
-// renewal (the engine dates a write it sees from the last view without
-// it): so it names a client-go leader while renewTime keeps changing, and
-// drops it leaseDurationSeconds after the renewal before the last one it
-// saw, that is between leaseDurationSeconds less the elector's retry
-// period (one renewal interval) and leaseDurationSeconds after its last
-// renewTime (measured: 3.5s for a 4s lease renewed every 0.5s). The
-// holder itself stops leading RenewDeadline after its last renewal, so a
-// Follower never drops a leader that still leads when leaseDurationSeconds
-// is at least RenewDeadline plus RetryPeriod (client-go's defaults, 15s,
-// 10s and 2s, are). A released Lease (empty holderIdentity) reads as no
-// leader at once. This
+// A Follower names the holder while renewTime keeps changing, and drops it
+// leaseDurationSeconds (and less than a millisecond) after it last saw
+// renewTime change, on its own clock: from the arrival of the watch event
+// that showed the change, which is when a client-go candidate that saw
+// the same change may take over, on its own clock. So it drops it no
+// earlier than leaseDurationSeconds after the last renewTime, later by the
+// time the renewal took to reach it (measured: 4.001s after the watch
+// delivered the last renewal, 4.007s to 4.013s after its renewTime, for a
+// 4s lease renewed every 0.5s; before the engine took such a renewal for
+// the next write, 3.49s and 3.50s). The engine dates a write from its
+// arrival only when it is the next one: a renewal's sequence number (its
+// renewTime) jumps, so the watch says so in the record (SeqJumps) in
+// events of a running watch, which misses no version. A renewal seen
+// otherwise is dated from the Follower's last view of the Lease before it
+// (its previous event or read), as any write the engine cannot tell is the
+// next one, and the holder is dropped that much earlier if it stops right
+// then: the first renewal the watch sends after it listed the Lease again
+// (its version gone after a compaction, or a watch that failed), one
+// seen by a read (the watch missed it), or any seen after a call failed
+// and before a read answered. An event that arrived while a read was in
+// flight (every 3s by default) is dated from before the read, a few
+// milliseconds early. The holder stops leading at most RetryPeriod plus
+// RenewDeadline after its last renewal (client-go tries again RetryPeriod
+// after a renewal, and gives up RenewDeadline later), so a Follower never
+// drops a leader that still leads when leaseDurationSeconds is at least
+// RenewDeadline plus RetryPeriod (client-go's defaults, 15s, 10s and 2s,
+// are), give or take the latency of that last renewal's answer. A
+// released Lease (empty holderIdentity) reads as no leader at once. This
 // is for following only: mixing this library's candidates and client-go's
 // electors on one Lease is not supported (client-go's elector ignores the
 // record and its fencing token).

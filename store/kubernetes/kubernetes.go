@@ -175,7 +175,7 @@ func (s *Store) Get(ctx context.Context, key string, _ *store.ReadOptions) (*sto
 		}
 		return nil, s.fail("get", name, key, err)
 	}
-	pair, err := pairOf(key, l)
+	pair, err := pairOf(key, l, false)
 	if err != nil {
 		return nil, s.fail("get", name, key, err)
 	}
@@ -342,7 +342,7 @@ func (s *Store) List(ctx context.Context, directory string, _ *store.ReadOptions
 		if !ok || (dir != "" && !strings.HasPrefix(key, dir+"/")) {
 			continue
 		}
-		pair, err := pairOf(key, l)
+		pair, err := pairOf(key, l, false)
 		if err != nil {
 			return nil, s.fail("list", l.Name, key, err)
 		}

@@ -83,8 +83,10 @@ func leaseFor(namespace, name string, value []byte, resourceVersion string, now 
 // resourceVersion as LastIndex. A Lease written by this package gives the
 // value written. Any other Lease (a client-go elector's), or one whose
 // spec someone else changed since, gives an election record made from its
-// spec (foreignRecord).
-func pairOf(key string, l *coordinationv1.Lease) (*store.KVPair, error) {
+// spec (foreignRecord). next says that l is an event of a running watch,
+// the next version after the one the watch sent before (a watch resumed
+// from a resourceVersion misses none; a list may have).
+func pairOf(key string, l *coordinationv1.Lease, next bool) (*store.KVPair, error) {
 	index, err := indexOf(l.ResourceVersion)
 	if err != nil {
 		return nil, err
@@ -98,7 +100,7 @@ func pairOf(key string, l *coordinationv1.Lease) (*store.KVPair, error) {
 		pair.Value = value
 		return pair, nil
 	}
-	pair.Value = foreignRecord(l, value, ours)
+	pair.Value = foreignRecord(l, value, ours, next)
 	return pair, nil
 }
 
@@ -140,11 +142,17 @@ func renewTimeOf(l *coordinationv1.Lease) string {
 //     over), one more than the larger of that record's term and
 //     leaseTransitions; the generation is that record's;
 //   - renewals: each new spec.renewTime is a new write of the term (its
-//     microseconds are the record's sequence number), so a Follower keeps
-//     naming the holder while renewTime changes and drops it about
-//     leaseDurationSeconds after the renewals stop (see the package
-//     documentation for the exact bound).
-func foreignRecord(l *coordinationv1.Lease, value []byte, hadValue bool) []byte {
+//     microseconds are the record's sequence number, which jumps from one
+//     renewal to the next); in a watch event that is the next version
+//     after the watch's previous one (next), the record says so
+//     (SeqJumps), and a Follower dates the renewal from that event's
+//     arrival, as it dates the next renewal of its own records. So it
+//     keeps naming the holder while renewTime changes and drops it
+//     leaseDurationSeconds after it last saw renewTime change (see the
+//     package documentation for the exact bound). Reads and lists (which
+//     may skip versions) give the record without SeqJumps, and the same
+//     write token: the engine takes both for the same write.
+func foreignRecord(l *coordinationv1.Lease, value []byte, hadValue, next bool) []byte {
 	s := l.Spec
 	var transitions uint64
 	if s.LeaseTransitions != nil && *s.LeaseTransitions > 0 {
@@ -160,6 +168,7 @@ func foreignRecord(l *coordinationv1.Lease, value []byte, hadValue bool) []byte 
 	if s.RenewTime != nil {
 		rec.Seq = uint64(max(s.RenewTime.UnixMicro(), 0))
 	}
+	rec.SeqJumps = next
 	if s.HolderIdentity != nil && *s.HolderIdentity != "" {
 		rec.Leader = *s.HolderIdentity
 		rec.ID = "lease:" + *s.HolderIdentity
@@ -180,13 +189,14 @@ func foreignRecord(l *coordinationv1.Lease, value []byte, hadValue bool) []byte 
 }
 
 // foreignTTL is the lease, in milliseconds, of a record made from a
-// Lease's spec: 10/9 of its duration. The engine's Follower drops a holder
-// at 9/10 of its record's lease (a tenth before the library's candidates
-// may take over); a client-go elector's holder is then dropped
-// leaseDurationSeconds after the follower's last view without its latest
-// renewal, about when client-go's candidates may take over. A Candidate of
-// this library waiting on such a Lease waits the whole 10/9 before it
-// takes it.
+// Lease's spec: 10/9 of its duration, rounded up to a millisecond. The
+// engine's Follower drops a holder at 9/10 of its record's lease (a tenth
+// before the library's candidates may take over) after it saw the latest
+// write arrive; a client-go elector's holder is then dropped
+// leaseDurationSeconds (and less than a millisecond) after the follower
+// last saw renewTime change, on its own clock: when a client-go candidate
+// that saw the same change may take over, on its own. A Candidate of this
+// library waiting on such a Lease waits the whole 10/9 before it takes it.
 func foreignTTL(seconds int32) int64 { return (int64(seconds)*10000 + 8) / 9 }
 
 // indexOf parses a resourceVersion. The API calls it opaque; every API

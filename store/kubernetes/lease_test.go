@@ -39,9 +39,13 @@ func TestLeaseForRecord(t *testing.T) {
 		t.Errorf("leaseTransitions %v, want the term 7", s.LeaseTransitions)
 	}
 	l.ResourceVersion = "43"
-	pair, err := pairOf("service/leader", l)
+	pair, err := pairOf("service/leader", l, false)
 	if err != nil || string(pair.Value) != string(value) || pair.LastIndex != 43 || pair.Key != "service/leader" {
 		t.Fatalf("pairOf = %+v, %v", pair, err)
+	}
+	// A watch event of it too: the record as written.
+	if pair, err := pairOf("service/leader", l, true); err != nil || string(pair.Value) != string(value) {
+		t.Fatalf("pairOf (a watch event) = %+v, %v", pair, err)
 	}
 
 	// A free record: no holder, the term kept.
@@ -60,7 +64,7 @@ func TestLeaseForOtherValues(t *testing.T) {
 		if l.Spec.HolderIdentity != nil {
 			t.Errorf("%q: holder %q", v, *l.Spec.HolderIdentity)
 		}
-		pair, err := pairOf("n", l)
+		pair, err := pairOf("n", l, false)
 		if err != nil || string(pair.Value) != string(v) {
 			t.Errorf("%q: read back %q, %v", v, pair.Value, err)
 		}
@@ -83,7 +87,7 @@ func clientGoLease(holder string, durationSec int32, renew time.Time, transition
 // holder, renewed at each renewTime, with 10/9 of its duration.
 func TestForeignLease(t *testing.T) {
 	t0 := time.Date(2026, 11, 27, 10, 0, 0, 0, time.UTC)
-	p1, err := pairOf("my-app", clientGoLease("pod-a", 15, t0, 2, "100"))
+	p1, err := pairOf("my-app", clientGoLease("pod-a", 15, t0, 2, "100"), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,23 +100,33 @@ func TestForeignLease(t *testing.T) {
 	}
 	// The same version reads the same; a renewal is a newer write of the
 	// same term.
-	again, _ := pairOf("my-app", clientGoLease("pod-a", 15, t0, 2, "100"))
+	again, _ := pairOf("my-app", clientGoLease("pod-a", 15, t0, 2, "100"), false)
 	if string(again.Value) != string(p1.Value) {
 		t.Errorf("two reads of one version differ:\n%s\n%s", p1.Value, again.Value)
 	}
-	p2, _ := pairOf("my-app", clientGoLease("pod-a", 15, t0.Add(2*time.Second), 2, "101"))
+	p2, _ := pairOf("my-app", clientGoLease("pod-a", 15, t0.Add(2*time.Second), 2, "101"), false)
 	r2, _ := electionrecord.Decode(p2.Value)
 	if !r2.NewerThan(&r1) || r2.Term != r1.Term || r2.ID != r1.ID {
 		t.Errorf("renewal %+v is not a newer write of %+v's term", r2, r1)
 	}
+	// Its Seq jumps: only a watch event that is the next version says it
+	// is the next write anyway (SeqJumps), a read does not; both are the
+	// same write (one token).
+	if r1.SeqJumps || r2.SeqJumps || r2.Seq == r1.Seq+1 {
+		t.Errorf("read renewals %+v, %+v: want SeqJumps unset, Seq jumping", r1, r2)
+	}
+	e2, _ := pairOf("my-app", clientGoLease("pod-a", 15, t0.Add(2*time.Second), 2, "101"), true)
+	if r, _ := electionrecord.Decode(e2.Value); !r.SeqJumps || r.Token != r2.Token || r.Seq != r2.Seq {
+		t.Errorf("the renewal as the next watch event reads %+v, want %+v with SeqJumps", r, r2)
+	}
 	// Another holder: a later term.
-	p3, _ := pairOf("my-app", clientGoLease("pod-b", 15, t0.Add(20*time.Second), 3, "102"))
+	p3, _ := pairOf("my-app", clientGoLease("pod-b", 15, t0.Add(20*time.Second), 3, "102"), false)
 	r3, _ := electionrecord.Decode(p3.Value)
 	if r3.Leader != "pod-b" || r3.Term <= r2.Term {
 		t.Errorf("takeover %+v after %+v", r3, r2)
 	}
 	// Released (client-go's ReleaseOnCancel): no holder.
-	p4, _ := pairOf("my-app", clientGoLease("", 1, t0.Add(21*time.Second), 3, "103"))
+	p4, _ := pairOf("my-app", clientGoLease("", 1, t0.Add(21*time.Second), 3, "103"), false)
 	if r4, ok := electionrecord.Decode(p4.Value); !ok || !r4.Free() {
 		t.Errorf("released lease reads %+v", r4)
 	}
@@ -129,7 +143,7 @@ func TestOurLeaseTakenOverByClientGo(t *testing.T) {
 	tr := int32(10)
 	l.Spec.LeaseTransitions = &tr
 	l.ResourceVersion = "7"
-	p, err := pairOf("my-app", l)
+	p, err := pairOf("my-app", l, false)
 	if err != nil {
 		t.Fatal(err)
 	}

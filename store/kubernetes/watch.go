@@ -154,7 +154,7 @@ func (w *watcher) apply(l listed) bool {
 	w.rv = l.rv
 	switch {
 	case l.lease != nil && l.lease.ResourceVersion != w.sentRV:
-		return w.sendLease(l.lease)
+		return w.sendLease(l.lease, false)
 	case l.lease == nil && w.sentExists:
 		return w.sendDeleted(l.rv)
 	}
@@ -208,7 +208,7 @@ func (w *watcher) watchOnce() (relist, ok bool) {
 					continue
 				}
 				w.rv = l.ResourceVersion
-				if !w.sendLease(l) {
+				if !w.sendLease(l, true) {
 					return false, false
 				}
 			case watch.Deleted:
@@ -242,8 +242,10 @@ func gone(err error) bool {
 		(apierrors.IsTimeout(err) && apierrors.HasStatusCause(err, metav1.CauseTypeResourceVersionTooLarge))
 }
 
-func (w *watcher) sendLease(l *coordinationv1.Lease) bool {
-	pair, err := pairOf(w.key, l)
+// sendLease sends l's pair; next says that it is an event of the running
+// watch, which missed no version since the last pair sent (pairOf).
+func (w *watcher) sendLease(l *coordinationv1.Lease, next bool) bool {
+	pair, err := pairOf(w.key, l, next)
 	if err != nil {
 		return true // a Lease this package cannot read: the engine's reads will say so
 	}
