@@ -110,18 +110,22 @@ func (e *foreignValueError) Unwrap() error { return leadership.ErrForeignValue }
 // unconfirmedError is the outcome of status when the holder of the
 // election was not seen renewing its lease within its TTL.
 type unconfirmedError struct {
-	Leader   string        // the holder's name
-	Term     uint64        // its term
-	TTL      time.Duration // its lease, as long as status waited
-	Renewals uint64        // the writes of the term the record shows (its seq)
-	Why      string        // set when status did not watch: why it is not live
-	NoWait   bool          // --no-wait: status did not watch
-	LastErr  error         // the last read's error, if the last read failed
+	Leader    string        // the holder's name
+	Term      uint64        // its term
+	TTL       time.Duration // its lease, as long as status waited
+	Renewals  uint64        // the writes of the term the record shows (its seq)
+	FromLease bool          // the record is a client-go elector's Lease: Renewals counts nothing
+	Why       string        // set when status did not watch: why it is not live
+	NoWait    bool          // --no-wait: status did not watch
+	LastErr   error         // the last read's error, if the last read failed
 }
 
 func (e *unconfirmedError) Error() string {
 	var msg string
 	switch {
+	case e.NoWait && e.FromLease:
+		msg = fmt.Sprintf("%s (term %d, TTL %v) holds the Lease, unconfirmed: --no-wait did not watch it renew its lease",
+			e.Leader, e.Term, e.TTL)
 	case e.NoWait:
 		msg = fmt.Sprintf("%s (term %d, TTL %v) holds the record, unconfirmed: --no-wait did not watch it renew its lease; the record shows %d renewals of this term",
 			e.Leader, e.Term, e.TTL, e.Renewals)
@@ -260,8 +264,8 @@ const statusClockSkew = time.Minute
 func tooFewRenewals(rec *electionRecord, at time.Time) string {
 	ttl := holderTTL(rec)
 	since, err := time.Parse(time.RFC3339Nano, rec.Since)
-	if err != nil || ttl <= 0 {
-		return ""
+	if err != nil || ttl <= 0 || rec.FromLeaseSpec() {
+		return "" // a Lease's renewTime is no count of renewals
 	}
 	age := at.Sub(since) - statusClockSkew
 	if age <= 0 || uint64(age/ttl) <= rec.Seq+1 {
@@ -282,7 +286,8 @@ func interrupted(first electionState) error {
 type statusJSON struct {
 	observationJSON
 	Unconfirmed string `json:"unconfirmed,omitempty"`
-	// Of an unconfirmed holder: the writes of its term the record shows,
+	// Of an unconfirmed holder: the writes of its term the record shows
+	// (absent for a Lease a client-go elector holds: it counts none),
 	// when its term began (by its clock) and its lease in milliseconds.
 	Renewals *uint64 `json:"renewals,omitempty"`
 	Since    string  `json:"since,omitempty"`
@@ -307,7 +312,7 @@ func runStatus(ctx context.Context, ef electionFlags, asJSON, noWait bool, s str
 	if st.held() {
 		held = st.rec
 		if noWait {
-			err = &unconfirmedError{Leader: st.rec.Leader, Term: st.rec.Term, TTL: holderTTL(&st.rec), Renewals: st.rec.Seq, NoWait: true}
+			err = &unconfirmedError{Leader: st.rec.Leader, Term: st.rec.Term, TTL: holderTTL(&st.rec), Renewals: st.rec.Seq, FromLease: st.rec.FromLeaseSpec(), NoWait: true}
 		} else {
 			st, err = confirmLeader(ctx, kv, key, st)
 		}
@@ -326,6 +331,9 @@ func runStatus(ctx context.Context, ef electionFlags, asJSON, noWait bool, s str
 		if unconfirmed != nil {
 			out.Unconfirmed = unconfirmed.Leader
 			out.Renewals, out.Since, out.TTLms = &held.Seq, held.Since, held.TTLms
+			if held.FromLeaseSpec() {
+				out.Renewals = nil // a client-go Lease counts no renewals
+			}
 		}
 		err = json.NewEncoder(s.stdout).Encode(out)
 	} else {

@@ -220,6 +220,32 @@ func TestStatusNoWait(t *testing.T) {
 	}
 }
 
+// TestStatusNoWaitClientGoLease checks --no-wait on the record
+// store/kubernetes makes of a client-go elector's Lease, whose seq is its
+// renewTime in microseconds: no renewal count is shown, and an old
+// acquireTime does not make its holder look crashed.
+func TestStatusNoWaitClientGoLease(t *testing.T) {
+	storeURL, storeName := memoryURL(t)
+	h := openHandle(t, storeName)
+	since := time.Now().Add(-time.Hour).UTC().Format(time.RFC3339Nano)
+	rec := `{"v":1,"leader":"cg","id":"lease:cg","term":3,"seq":1795000000000000,"ttl_ms":16667,"gen":0,"since":"` + since + `","LastIndex":"lease.3.1795000000000000.42"}`
+	if err := h.Put(t.Context(), "cg", []byte(rec), nil); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "cg", "--no-wait")
+	if code != exitUnconfirmed || !strings.Contains(errOut, "cg (term 3, TTL 16.667s) holds the Lease, unconfirmed") || strings.Contains(errOut, "renewals") {
+		t.Errorf("--no-wait: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	code, out, errOut = runCLI(t, "status", "--store", storeURL, "--key", "cg", "--no-wait", "--json")
+	var o statusJSON
+	if err := json.Unmarshal([]byte(out), &o); err != nil || code != exitUnconfirmed || o.Unconfirmed != "cg" || o.Renewals != nil {
+		t.Errorf("--no-wait --json: exit %d, %q (%v), stderr %q", code, out, err, errOut)
+	}
+	if why := tooFewRenewals(&electionRecord{Leader: "cg", ID: "lease:cg", TTLms: 16667, Seq: 1, Since: since}, time.Now()); why != "" {
+		t.Errorf("a client-go Lease acquired an hour ago: %q", why)
+	}
+}
+
 // TestStatusCrashedLongAgo checks that a holder whose record shows fewer
 // renewals than the TTLs since its term began is unconfirmed at once, for
 // what its record shows, not after watching it for a TTL.

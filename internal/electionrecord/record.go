@@ -9,11 +9,21 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
 // Version is the format version written in every record.
 const Version = 1
+
+// LeaseHolderPrefix starts the ID of a record store/kubernetes makes from
+// a Lease's spec (one a client-go elector wrote): its Seq is the Lease's
+// renewTime in microseconds, not a count of writes.
+const LeaseHolderPrefix = "lease:"
+
+// FromLeaseSpec reports whether the record was made from a Lease's spec
+// (see LeaseHolderPrefix).
+func (r *Record) FromLeaseSpec() bool { return strings.HasPrefix(r.ID, LeaseHolderPrefix) }
 
 // Record is the one value an election keeps at its key. It is never
 // written with a store TTL and only ever changed by compare-and-swap, so

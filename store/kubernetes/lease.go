@@ -171,7 +171,7 @@ func foreignRecord(l *coordinationv1.Lease, value []byte, hadValue, next bool) [
 	rec.SeqJumps = next
 	if s.HolderIdentity != nil && *s.HolderIdentity != "" {
 		rec.Leader = *s.HolderIdentity
-		rec.ID = "lease:" + *s.HolderIdentity
+		rec.ID = electionrecord.LeaseHolderPrefix + *s.HolderIdentity
 		rec.TTLms = foreignTTL(15)
 		if s.LeaseDurationSeconds != nil && *s.LeaseDurationSeconds > 0 {
 			rec.TTLms = foreignTTL(*s.LeaseDurationSeconds)
