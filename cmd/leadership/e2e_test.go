@@ -548,3 +548,22 @@ func TestE2EFollow(t *testing.T) {
 		waitLeader("", 30*time.Second)
 	})
 }
+
+// TestE2ERunWithoutWriteRights runs 'leadership run' on the test API
+// server as the follower identity (get, list, watch on leases, no create
+// or update): it must exit 1 at its first refused write, naming the
+// refusal, not campaign on.
+func TestE2ERunWithoutWriteRights(t *testing.T) {
+	ns, kubeconfig := os.Getenv("LEADERSHIP_KUBE_NAMESPACE"), os.Getenv("LEADERSHIP_KUBECONFIG_FOLLOWER")
+	if ns == "" || kubeconfig == "" {
+		t.Skip("needs the test API server: scripts/servers.sh start kube && eval \"$(scripts/servers.sh env)\"")
+	}
+	bin := testBinary(t)
+	url := "k8s://" + ns + "?kubeconfig=" + neturl.QueryEscape(kubeconfig)
+	key := fmt.Sprintf("cli-e2e/refused/%d", time.Now().UnixNano())
+	p := startProc(t, "run", cleanEnv(), bin, "run", "--store", url, "--key", key, "--name", "n", "--", "sleep", "1000")
+	if code := p.exitCode(t, time.Minute); code != exitFailure || !strings.Contains(p.stderr.String(), "the store refused this candidate") ||
+		!strings.Contains(p.stderr.String(), "cannot create resource") {
+		t.Fatalf("exit %d, output %q; want exit %d and the API server's refusal", code, p.stderr.String(), exitFailure)
+	}
+}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership"
+	lstore "github.com/leadership-go/leadership/store"
 )
 
 // Defaults and limits of run.
@@ -365,6 +366,13 @@ func runRun(ctx context.Context, cfg runConfig, s streams) error {
 			}
 
 		case err, ok := <-errs:
+			if ok && leading == 0 && refused(err) {
+				// Retrying will not give it the right: say so and exit 1,
+				// as a refusal at start does. A leader keeps trying: its
+				// term ends at its deadline if its renewals stay refused.
+				withdraw()
+				return fmt.Errorf("the store refused this candidate: %w", err)
+			}
 			errs = lg.storeError(errs, err, ok)
 
 		case <-childDone:
@@ -459,6 +467,14 @@ func transient(err error) bool {
 	return errors.Is(err, store.ErrNotReachable) ||
 		errors.Is(err, leadership.ErrStore) && errors.Is(err, context.DeadlineExceeded) ||
 		errors.Is(err, errOpenTimeout)
+}
+
+// refused reports whether err is the store refusing this client (a wrong
+// password or token, a missing right), which retrying does not fix: every
+// adapter's errors of those kinds match store.ErrAuth or
+// store.ErrPermission.
+func refused(err error) bool {
+	return errors.Is(err, lstore.ErrAuth) || errors.Is(err, lstore.ErrPermission)
 }
 
 // badNameRune reports whether r may not be in a candidate's name: space

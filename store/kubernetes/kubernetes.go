@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -23,7 +24,6 @@ import (
 // call does. Its methods may be called concurrently.
 type Store struct {
 	ns             string
-	host           string
 	requestTimeout time.Duration
 	leases         coordclient.LeaseInterface
 	http           *http.Client
@@ -91,7 +91,6 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{
 		ns:             ns,
-		host:           rc.Host,
 		requestTimeout: cfg.RequestTimeout,
 		leases:         client.Leases(ns),
 		http:           hc,
@@ -111,9 +110,19 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if kind == ErrUnexpected {
 			kind = ErrNotReachable // an answer that is not the API server's
 		}
-		return nil, &Error{Op: "open", Namespace: ns, Kind: kind, Err: fmt.Errorf("%s: %w", rc.Host, err)}
+		return nil, &Error{Op: "open", Namespace: ns, Kind: kind, Err: fmt.Errorf("%s: %w", redactedHost(rc.Host), err)}
 	}
 	return s, nil
+}
+
+// redactedHost is the API server's address as errors show it, with a
+// password in it (https://user:password@host, which a kubeconfig allows)
+// masked.
+func redactedHost(host string) string {
+	if u, err := url.Parse(host); err == nil && u.User != nil {
+		return u.Redacted()
+	}
+	return host
 }
 
 // Namespace is the namespace of the Store's Leases.

@@ -64,7 +64,10 @@ func (s *Spec) Open(ctx context.Context) (store.Store, error) {
 	b := backendFor(s.Scheme)
 	switch {
 	case b == nil:
-		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + strings.Join(Schemes, ", "), Err: ErrUnknownScheme}
+		registry.RLock()
+		known := strings.Join(Schemes, ", ")
+		registry.RUnlock()
+		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + known, Err: ErrUnknownScheme}
 	case b.open == nil && b.hint != "":
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme,
 			Reason: "the " + b.name + " backend lives in a module of its own; a program that opens it must " + b.hint, Err: errLeftOut}

@@ -3,6 +3,8 @@ package open
 import (
 	"context"
 	"fmt"
+	"reflect"
+	"slices"
 	"strings"
 	"sync"
 
@@ -10,12 +12,13 @@ import (
 )
 
 // Opener opens the store a URL names, for Register: it gets the URL as
-// given (scheme included) and parses it itself. An error about the URL's
-// form or parameters should match ErrInvalidURL, as this package's own
-// do.
+// given, without surrounding spaces, scheme included, and parses it
+// itself. An error about the URL's form, its parameters or the
+// configuration they name should match ErrInvalidURL, as this package's
+// own do.
 type Opener func(ctx context.Context, rawURL string) (store.Store, error)
 
-// registry guards the backends added by Register.
+// registry guards backends and Schemes against Register.
 var registry sync.RWMutex
 
 // kubernetesBackend is the Kubernetes Lease backend, which lives in a
@@ -29,40 +32,90 @@ var kubernetesBackend = backend{name: "kubernetes", schemes: []string{"k8s"},
 // Register makes Store, FromEnv and Spec.Open open URLs of the given
 // schemes with open: it is how a backend defined outside this module
 // joins them, as store/kubernetes/register does for k8s:// when a program
-// imports it. Call it from an init function. Schemes are matched in lower
-// case. Register panics when a scheme is empty, already registered, or
-// names a backend this package builds in (whether or not this build
-// leaves it out), or when open is nil.
+// imports it. Call it from an init function: Schemes, a plain variable,
+// shows the new schemes to code that reads it afterwards. Schemes are
+// matched in lower case and must be a letter followed by letters, digits,
+// "+", "-" or "." (RFC 3986). Register panics when open is nil, when a
+// scheme is malformed or given twice, or when one is taken: registered
+// already, or naming a backend this package builds in (whether or not
+// this build leaves it out). A store opened by open that is nil with a
+// nil error is reported as an error.
 func Register(schemes []string, open Opener) {
 	if open == nil || len(schemes) == 0 {
 		panic("open: Register needs schemes and an Opener")
 	}
 	registry.Lock()
 	defer registry.Unlock()
-	b := &backend{name: strings.ToLower(schemes[0])}
+	b := &backend{}
+	var placeholder *backend
 	for _, s := range schemes {
 		s = strings.ToLower(s)
-		if s == "" {
-			panic("open: Register: empty scheme")
+		if !validScheme(s) {
+			panic(fmt.Sprintf("open: Register: malformed scheme %q", s))
 		}
-		if old := backendForLocked(s); old != nil && old.open != nil {
+		if slices.Contains(b.schemes, s) {
+			panic(fmt.Sprintf("open: Register: scheme %q given twice", s))
+		}
+		switch old := backendForLocked(s); {
+		case old == nil:
+		case old.open != nil:
 			panic(fmt.Sprintf("open: Register: scheme %q is already taken", s))
-		} else if old != nil && old.hint == "" {
+		case old.hint == "":
 			panic(fmt.Sprintf("open: Register: scheme %q names the built-in backend %s", s, old.name))
+		default:
+			placeholder = old // the entry of an external backend, to fill in
 		}
 		b.schemes = append(b.schemes, s)
 	}
+	b.name = b.schemes[0]
 	b.open = func(s *Spec, ctx context.Context, _ *params) (store.Store, error) {
-		return nonNil(open(ctx, s.raw))
+		kv, err := open(ctx, strings.TrimSpace(s.raw))
+		if err == nil && isNil(kv) {
+			return nil, fmt.Errorf("open: the %s backend's Opener returned no store and no error", s.Scheme)
+		}
+		return nonNil(kv, err)
 	}
-	for i, old := range backends {
-		if old.hint != "" && old.schemes[0] == b.schemes[0] {
-			b.name, b.hint = old.name, old.hint
-			backends[i] = b
-			Schemes = builtInSchemes()
-			return
+	if placeholder != nil {
+		// The placeholder's schemes are the backend's: they open with it.
+		b.name, b.hint = placeholder.name, placeholder.hint
+		for _, s := range placeholder.schemes {
+			if !slices.Contains(b.schemes, s) {
+				b.schemes = append(b.schemes, s)
+			}
+		}
+		for i, old := range backends {
+			if old == placeholder {
+				backends[i] = b
+			}
+		}
+	} else {
+		backends = append(backends, b)
+	}
+	Schemes = builtInSchemes()
+}
+
+// validScheme reports whether s is a URL scheme (RFC 3986, lower case).
+func validScheme(s string) bool {
+	for i, r := range s {
+		switch {
+		case r >= 'a' && r <= 'z':
+		case i > 0 && (r >= '0' && r <= '9' || r == '+' || r == '-' || r == '.'):
+		default:
+			return false
 		}
 	}
-	backends = append(backends, b)
-	Schemes = builtInSchemes()
+	return s != ""
+}
+
+// isNil reports whether kv is nil or a nil pointer (map, func...) in an
+// interface.
+func isNil(kv store.Store) bool {
+	if kv == nil {
+		return true
+	}
+	switch v := reflect.ValueOf(kv); v.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface:
+		return v.IsNil()
+	}
+	return false
 }

@@ -3,11 +3,14 @@ package open
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/store/memory"
 )
 
 // TestKubernetesNeedsItsImport checks that a k8s:// URL, in a program
@@ -27,35 +30,53 @@ func TestKubernetesNeedsItsImport(t *testing.T) {
 	}
 }
 
-// TestRegister checks that a registered backend gets its URLs as given,
-// that its errors and stores come back unchanged, and that Register
-// refuses a taken or built-in scheme.
+// registerRuns makes each run of TestRegister (go test -count=N) register
+// schemes of its own: a registered scheme stays for the process.
+var registerRuns atomic.Int64
+
+// TestRegister checks that a registered backend gets its URLs as given
+// (trimmed), that its errors and stores come back unchanged, that no store
+// and no error is an error, and that Register refuses a taken, built-in,
+// malformed or repeated scheme.
 func TestRegister(t *testing.T) {
+	n := registerRuns.Add(1)
+	a, b := fmt.Sprintf("test-reg%d", n), fmt.Sprintf("test-reg%d.b", n)
 	errTest := errors.New("test opener")
 	var got []string
-	Register([]string{"Test-Reg", "test-reg2"}, func(_ context.Context, raw string) (store.Store, error) {
+	Register([]string{strings.ToUpper(a), b}, func(_ context.Context, raw string) (store.Store, error) {
 		got = append(got, raw)
-		if strings.Contains(raw, "fail") {
+		switch {
+		case strings.Contains(raw, "fail"):
 			return nil, errTest
+		case strings.Contains(raw, "nilnil"):
+			return nil, nil
+		case strings.Contains(raw, "typednil"):
+			var m *memory.Store
+			return m, nil
 		}
 		return Store(context.Background(), "memory://register-test")
 	})
 	ctx := context.Background()
-	kv, err := Store(ctx, "TEST-REG://a,b/p?x=1")
+	kv, err := Store(ctx, " "+strings.ToUpper(a)+"://x,y/p?q=1 ")
 	if err != nil {
 		t.Fatal(err)
 	}
 	kv.Close()
-	if _, err := Store(ctx, "test-reg2://fail"); !errors.Is(err, errTest) {
+	if _, err := Store(ctx, b+"://fail"); !errors.Is(err, errTest) {
 		t.Fatalf("the opener's error: got %v", err)
 	}
-	if want := []string{"TEST-REG://a,b/p?x=1", "test-reg2://fail"}; !slices.Equal(got, want) {
+	for _, u := range []string{b + "://nilnil", b + "://typednil"} {
+		if kv, err := Store(ctx, u); kv != nil || err == nil {
+			t.Errorf("%s: %v, %v; want an error", u, kv, err)
+		}
+	}
+	if want := []string{strings.ToUpper(a) + "://x,y/p?q=1", b + "://fail", b + "://nilnil", b + "://typednil"}; !slices.Equal(got, want) {
 		t.Fatalf("the opener got %q, want %q", got, want)
 	}
-	if !slices.Contains(Schemes, "test-reg") || !slices.Contains(Schemes, "test-reg2") {
+	if !slices.Contains(Schemes, a) || !slices.Contains(Schemes, b) {
 		t.Fatalf("Schemes %v lacks the registered schemes", Schemes)
 	}
-	for _, schemes := range [][]string{{"test-reg"}, {"etcd"}, {"memory"}, {""}, nil} {
+	for _, schemes := range [][]string{{a}, {"etcd"}, {"memory"}, {""}, nil, {"x y"}, {"1x"}, {"x:"}, {"dup", "DUP"}} {
 		func() {
 			defer func() {
 				if recover() == nil {
@@ -64,5 +85,46 @@ func TestRegister(t *testing.T) {
 			}()
 			Register(schemes, func(context.Context, string) (store.Store, error) { return nil, nil })
 		}()
+	}
+}
+
+// TestRegisterFillsPlaceholder checks that registering a backend known
+// here only by name (as k8s is until store/kubernetes/register is
+// imported) under any of its schemes makes all of them open with it.
+func TestRegisterFillsPlaceholder(t *testing.T) {
+	n := registerRuns.Add(1)
+	own, alias := fmt.Sprintf("ph%d", n), fmt.Sprintf("ph%d-alias", n)
+	registry.Lock()
+	saved := slices.Clone(backends)
+	backends = append(backends, &backend{name: "placeholder", schemes: []string{own}, hint: "import it"})
+	registry.Unlock()
+	t.Cleanup(func() {
+		registry.Lock()
+		backends = saved
+		Schemes = builtInSchemes()
+		registry.Unlock()
+	})
+	ctx := context.Background()
+	if _, err := Store(ctx, own+"://x"); !errors.Is(err, ErrBackendLeftOut) || !strings.Contains(err.Error(), "import it") {
+		t.Fatalf("before Register: %v, want ErrBackendLeftOut saying what to import", err)
+	}
+	Register([]string{alias, own}, func(context.Context, string) (store.Store, error) {
+		return Store(context.Background(), "memory://register-placeholder")
+	})
+	for _, u := range []string{own + "://x", alias + "://x"} {
+		kv, err := Store(ctx, u)
+		if err != nil {
+			t.Fatalf("%s: %v", u, err)
+		}
+		kv.Close()
+	}
+	seen := map[string]int{}
+	for _, b := range backends {
+		for _, s := range b.schemes {
+			seen[s]++
+		}
+	}
+	if seen[own] != 1 || seen[alias] != 1 {
+		t.Fatalf("schemes named by backends: %v", seen)
 	}
 }

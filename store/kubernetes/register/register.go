@@ -7,8 +7,9 @@
 //	s, err := open.Store(ctx, "k8s://my-namespace?context=prod")
 //
 // The URL is parsed by kubernetes.ParseURL (kubeconfig=, context=,
-// dial_timeout= and request_timeout= parameters); its errors also match
-// open.ErrInvalidURL. It is a package of its
+// dial_timeout= and request_timeout= parameters). Its errors, and those of
+// a configuration the URL names that cannot be used (a missing or
+// malformed kubeconfig, an unknown context), also match open.ErrInvalidURL. It is a package of its
 // own so that a program that opens its Kubernetes store with
 // kubernetes.Open, not by URL, does not link store/open and the other
 // backends' clients.
@@ -16,6 +17,7 @@ package register
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/kvtools/valkeyrie/store"
@@ -34,6 +36,13 @@ func openURL(ctx context.Context, rawURL string) (store.Store, error) {
 		return nil, fmt.Errorf("%w: %w", open.ErrInvalidURL, err)
 	}
 	s, err := kubernetes.Open(ctx, cfg)
+	var ce *kubernetes.ConfigError
+	if errors.As(err, &ce) {
+		// A kubeconfig that is missing or malformed, an unknown context:
+		// the URL names a configuration that cannot be used, as a CA file
+		// that does not exist is in an etcd:// URL.
+		return nil, fmt.Errorf("%w: %w", open.ErrInvalidURL, err)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -38,13 +38,32 @@ func TestSchemeRegistered(t *testing.T) {
 		{"k8s://Not_A_Label", true},
 		{"k8s://default?nosuch=1", true},
 		{"k8s://default/path", true},
-		{"k8s://default?kubeconfig=" + filepath.Join(t.TempDir(), "none"), false},
+		{"k8s://default?kubeconfig=" + filepath.Join(t.TempDir(), "none"), true},
 	} {
 		kv, err := open.Store(ctx, tc.raw)
 		var ce *kubernetes.ConfigError
 		if kv != nil || !errors.As(err, &ce) || !errors.Is(err, lstore.ErrInvalidConfig) || errors.Is(err, open.ErrUnknownScheme) ||
 			errors.Is(err, open.ErrInvalidURL) != tc.badURL {
 			t.Errorf("%s: %v, %v; want the adapter's *ConfigError, matching open.ErrInvalidURL: %v", tc.raw, kv, err, tc.badURL)
+		}
+	}
+	// An unreachable server is no mistake in the URL.
+	kubeconfig := filepath.Join(t.TempDir(), "config")
+	text := "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: \"https://127.0.0.1:1\", insecure-skip-tls-verify: true}\n" +
+		"users:\n- name: u\n  user: {token: t}\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\ncurrent-context: x\n"
+	if err := os.WriteFile(kubeconfig, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		raw    string
+		badURL bool
+	}{
+		{"k8s://default?dial_timeout=2s&kubeconfig=" + url.QueryEscape(kubeconfig), false},
+		{"k8s://default?context=nosuch&kubeconfig=" + url.QueryEscape(kubeconfig), true},
+	} {
+		kv, err := open.Store(ctx, tc.raw)
+		if kv != nil || err == nil || errors.Is(err, open.ErrInvalidURL) != tc.badURL {
+			t.Errorf("%s: %v, %v; want an error matching open.ErrInvalidURL: %v", tc.raw, kv, err, tc.badURL)
 		}
 	}
 }
