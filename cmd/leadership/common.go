@@ -119,6 +119,9 @@ func (e *electionFlags) open(ctx context.Context) (store.Store, error) {
 	switch {
 	case err == nil:
 		return kv, nil
+	case kubernetesLeftOut != "" && errors.Is(err, open.ErrBackendLeftOut) &&
+		strings.HasPrefix(strings.ToLower(strings.TrimSpace(e.store)), "k8s://"):
+		return nil, usageErrorf("--store: k8s:// cannot be opened: %s", kubernetesLeftOut)
 	case errors.Is(err, open.ErrInvalidURL):
 		return nil, usageErrorf("--store: %v", err)
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:

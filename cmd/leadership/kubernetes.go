@@ -7,3 +7,6 @@ package main
 // with -tags leadership_no_kubernetes to leave it, and client-go, out
 // (about 35 MB of the binary).
 import _ "github.com/leadership-go/leadership/store/kubernetes/register"
+
+// kubernetesLeftOut, when not "", is why this build cannot open k8s://.
+const kubernetesLeftOut = ""

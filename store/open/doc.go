@@ -3,6 +3,18 @@
 // configuration: memory://, etcd://, consul://, zk://, redis:// and
 // postgres://.
 //
+// # Backends of other modules
+//
+// Register adds a backend defined outside this module. The Kubernetes
+// Lease backend (k8s://NAMESPACE) is one: it lives in the module
+// store/kubernetes, so that programs on the other backends never depend on
+// client-go, and a program opens k8s:// URLs here once it imports
+//
+//	import _ "github.com/leadership-go/leadership/store/kubernetes/register"
+//
+// Without that import a k8s:// URL is a *ConfigError matching
+// ErrBackendLeftOut that says what to import.
+//
 // # Leaving backends out
 //
 // By default every backend is linked, and with it every client library:
@@ -23,6 +35,6 @@
 // The embedded store (memory://) is always in. A URL naming a backend left
 // out is a *ConfigError matching ErrBackendLeftOut (and ErrUnknownScheme),
 // which says which tag removed it; Schemes lists what the build can open.
-// The API is the same in every build. docs/backends.md gives the measured
-// sizes.
+// The API is the same in every build. docs/cli.md gives the measured
+// sizes of the command built so.
 package open

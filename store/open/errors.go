@@ -13,7 +13,9 @@ var (
 	// ErrUnknownScheme is returned for a URL whose scheme names no backend.
 	ErrUnknownScheme = errors.New("open: unknown store scheme")
 	// ErrBackendLeftOut is returned for a URL whose backend this build
-	// leaves out (built with its leadership_no_NAME tag). The error is a
+	// leaves out (built with its leadership_no_NAME tag), or whose backend
+	// lives in another module that the program did not import (k8s://
+	// without store/kubernetes/register; see Register). The error is a
 	// *ConfigError that also matches ErrInvalidURL and ErrUnknownScheme.
 	ErrBackendLeftOut = errors.New("open: backend left out of this build")
 	// ErrNoURL is returned by FromEnv when the variable is unset or empty.

@@ -58,7 +58,8 @@ func FromEnv(ctx context.Context, name string) (store.Store, error) {
 
 // Open connects to the store the spec names. A scheme that names no
 // backend is a *ConfigError matching ErrUnknownScheme; one whose backend
-// this build leaves out (a leadership_no_NAME build tag) also matches
+// this build leaves out (a leadership_no_NAME build tag), or one of a
+// backend of another module not registered (see Register), also matches
 // ErrBackendLeftOut.
 func (s *Spec) Open(ctx context.Context) (store.Store, error) {
 	b := backendFor(s.Scheme)
