@@ -27,23 +27,22 @@ import (
 
 func init() { open.Register([]string{kubernetes.Scheme}, openURL) }
 
-// openURL opens the store a k8s:// URL names.
+// openURL opens the store a k8s:// URL names. A *kubernetes.ConfigError,
+// from the URL or from the configuration it names (a kubeconfig missing or
+// malformed, an unknown context, as a missing CA file in an etcd:// URL),
+// also matches open.ErrInvalidURL, as store/open's own URL errors do: a
+// program (the command) tells a mistake in the URL by it.
 func openURL(ctx context.Context, rawURL string) (store.Store, error) {
 	cfg, err := kubernetes.ParseURL(rawURL)
-	if err != nil {
-		// Also open.ErrInvalidURL, as store/open's own URL errors: a
-		// program (the command) tells a mistake in the URL by it.
-		return nil, fmt.Errorf("%w: %w", open.ErrInvalidURL, err)
+	var s *kubernetes.Store
+	if err == nil {
+		s, err = kubernetes.Open(ctx, cfg)
 	}
-	s, err := kubernetes.Open(ctx, cfg)
 	var ce *kubernetes.ConfigError
-	if errors.As(err, &ce) {
-		// A kubeconfig that is missing or malformed, an unknown context:
-		// the URL names a configuration that cannot be used, as a CA file
-		// that does not exist is in an etcd:// URL.
+	switch {
+	case errors.As(err, &ce):
 		return nil, fmt.Errorf("%w: %w", open.ErrInvalidURL, err)
-	}
-	if err != nil {
+	case err != nil:
 		return nil, err
 	}
 	return s, nil
