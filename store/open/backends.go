@@ -7,29 +7,40 @@ import (
 )
 
 // backend is one kind of store that Spec.Open can reach: the URL schemes
-// that name it and how to open it. Each network backend is defined in a
-// file of its own, compiled unless the build tag leadership_no_NAME is
-// set; with the tag, a file NAME_off.go defines it without open, so that
-// its adapter, and every client library that adapter imports, is not
-// linked.
+// that name it and how to open it. The embedded store is built in; every
+// network backend lives in a module of its own and registers its schemes
+// when a program imports its adapter (Register). Until then its entry is a
+// placeholder that says what to import.
 type backend struct {
-	name    string   // as in the build tag: etcd, consul, zookeeper, redis, postgres
+	name    string   // etcd, consul, zookeeper, redis, postgres, kubernetes
 	schemes []string // the URL schemes that name it, lower case
-	// open connects to the store s names, reading its parameters from p;
-	// nil when this build leaves the backend out.
-	open func(s *Spec, ctx context.Context, p *params) (store.Store, error)
+	// open connects to the store s names; nil while the backend's
+	// adapter is not imported.
+	open func(s *Spec, ctx context.Context) (store.Store, error)
 	// hint, for a backend of another module, says what a program imports
-	// to have it (Register); "" for the backends built in here.
+	// to have it (Register); "" for the embedded store.
 	hint string
 }
 
-// backends lists every backend this package knows, built in or not, in the
-// order Schemes shows them.
-// Register adds to it, or replaces the entry of a backend of another module.
-var backends = []*backend{&memoryBackend, &etcdBackend, &consulBackend, &zookeeperBackend, &redisBackend, &postgresBackend, &kubernetesBackend}
+// adapterBackend is the placeholder of the network backend name, whose
+// adapter is the package store/DIR of a module of its own.
+func adapterBackend(name, dir string, schemes ...string) *backend {
+	return &backend{name: name, schemes: schemes,
+		hint: `import _ "github.com/leadership-go/leadership/store/` + dir + `"`}
+}
 
-// tag is the build tag that leaves b out.
-func (b *backend) tag() string { return "leadership_no_" + b.name }
+// backends lists every backend this package knows, imported or not, in the
+// order Schemes shows them. Register fills in a placeholder, or adds a
+// backend this package does not know.
+var backends = []*backend{
+	&memoryBackend,
+	adapterBackend("etcd", "etcd", "etcd"),
+	adapterBackend("consul", "consul", "consul"),
+	adapterBackend("zookeeper", "zookeeper", "zk", "zookeeper"),
+	adapterBackend("redis", "redis", "redis", "rediss"),
+	adapterBackend("postgres", "postgres", "postgres", "postgresql"),
+	adapterBackend("kubernetes", "kubernetes/register", "k8s"),
+}
 
 // backendFor returns the backend a scheme names, or nil.
 func backendFor(scheme string) *backend {
@@ -59,14 +70,4 @@ func builtInSchemes() []string {
 		}
 	}
 	return out
-}
-
-// openOnce opens cfg with open, an adapter's Open, once every parameter of
-// p was read (p.done: an unknown parameter, or one the backend could not
-// read, is an error before any network activity).
-func openOnce[C any, S store.Store](ctx context.Context, p *params, open func(context.Context, C) (S, error), cfg C) (store.Store, error) {
-	if err := p.done(); err != nil {
-		return nil, err
-	}
-	return nonNil(open(ctx, cfg))
 }

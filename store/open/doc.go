@@ -1,40 +1,27 @@
-// Package open opens any of this module's stores from a URL (Store,
-// FromEnv) or a parsed Spec, so that swapping backends is a matter of
-// configuration: memory://, etcd://, consul://, zk://, redis:// and
-// postgres://.
+// Package open opens a store from a URL (Store, FromEnv) or a parsed
+// Spec, so that swapping backends is a matter of configuration:
+// memory://, etcd://, consul://, zk://, redis://, postgres:// and k8s://.
 //
-// # Backends of other modules
+// # One import per backend
 //
-// Register adds a backend defined outside this module. The Kubernetes
-// Lease backend (k8s://NAMESPACE) is one: it lives in the module
-// store/kubernetes, so that programs on the other backends never depend on
-// client-go, and a program opens k8s:// URLs here once it imports
+// The embedded store (memory://) is built in. Every network backend is an
+// adapter in a Go module of its own, so that a program pulls only the
+// client libraries of the backends it uses; importing the adapter
+// registers its schemes here (Register), as database/sql drivers do:
 //
-//	import _ "github.com/leadership-go/leadership/store/kubernetes/register"
+//	import _ "github.com/leadership-go/leadership/store/etcd"                // etcd://
+//	import _ "github.com/leadership-go/leadership/store/consul"              // consul://
+//	import _ "github.com/leadership-go/leadership/store/zookeeper"           // zk://, zookeeper://
+//	import _ "github.com/leadership-go/leadership/store/redis"               // redis://, rediss://
+//	import _ "github.com/leadership-go/leadership/store/postgres"            // postgres://, postgresql://
+//	import _ "github.com/leadership-go/leadership/store/kubernetes/register" // k8s://
 //
-// Without that import a k8s:// URL is a *ConfigError matching
-// ErrBackendLeftOut that says what to import.
+// and one import brings them all, for a program that takes its backend
+// from configuration alone:
 //
-// # Leaving backends out
+//	import _ "github.com/leadership-go/leadership/store/all"
 //
-// By default every backend is linked, and with it every client library:
-// gRPC and the etcd client, the Consul API, the ZooKeeper client, go-redis
-// and pgx. A program that needs fewer builds with one tag per backend to
-// leave out:
-//
-//	leadership_no_etcd       etcd://
-//	leadership_no_consul     consul://
-//	leadership_no_zookeeper  zk://, zookeeper://
-//	leadership_no_redis      redis://, rediss://
-//	leadership_no_postgres   postgres://, postgresql://
-//
-// For instance, a program on etcd only:
-//
-//	go build -tags leadership_no_consul,leadership_no_zookeeper,leadership_no_redis,leadership_no_postgres
-//
-// The embedded store (memory://) is always in. A URL naming a backend left
-// out is a *ConfigError matching ErrBackendLeftOut (and ErrUnknownScheme),
-// which says which tag removed it; Schemes lists what the build can open.
-// The API is the same in every build. docs/cli.md gives the measured
-// sizes of the command built so.
+// A URL whose adapter the program did not import is a *ConfigError
+// matching ErrBackendLeftOut (and ErrUnknownScheme) that names the import
+// to add; Schemes lists what the program can open.
 package open

@@ -11,8 +11,9 @@ import (
 	"github.com/leadership-go/leadership/store/open"
 )
 
-// A store by URL, and an election on it. Changing the URL is all it takes
-// to run on etcd, Consul, ZooKeeper, Redis or PostgreSQL.
+// A store by URL, and an election on it. Changing the URL, and importing
+// the backend's adapter (or store/all), is all it takes to run on etcd,
+// Consul, ZooKeeper, Redis, PostgreSQL or Kubernetes.
 func ExampleStore() {
 	ctx := context.Background()
 	kv, err := open.Store(ctx, "memory://example-open")
@@ -29,7 +30,7 @@ func ExampleStore() {
 	}
 	fmt.Println("leading, token", term.Token)
 
-	_, err = open.Store(ctx, "etcd://[127.0.0.1") // refused before any dial
+	_, err = open.Store(ctx, "memory://") // refused: no name
 	var ce *open.ConfigError
 	fmt.Println("malformed URL is a ConfigError:", errors.As(err, &ce))
 	// Output:

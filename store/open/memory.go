@@ -12,7 +12,7 @@ import (
 // is in every build: it needs nothing outside this module and valkeyrie.
 var memoryBackend = backend{name: "memory", schemes: []string{"memory"}, open: (*Spec).openMemory}
 
-func (s *Spec) openMemory(_ context.Context, p *params) (store.Store, error) {
+func (s *Spec) openMemory(_ context.Context) (store.Store, error) {
 	name := s.Path
 	if len(s.Endpoints) > 0 {
 		name = strings.Join(s.Endpoints, ",")
@@ -20,7 +20,7 @@ func (s *Spec) openMemory(_ context.Context, p *params) (store.Store, error) {
 	if name == "" {
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Reason: "memory:// needs a name, as in memory://my-cluster"}
 	}
-	if err := p.done(); err != nil {
+	if err := s.Check(); err != nil {
 		return nil, err
 	}
 	return nonNil(memory.Open(context.Background(), memory.Config{Name: name}))

@@ -69,14 +69,11 @@ func (s *Spec) Open(ctx context.Context) (store.Store, error) {
 		known := strings.Join(Schemes, ", ")
 		registry.RUnlock()
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme, Reason: "unknown; want one of " + known, Err: ErrUnknownScheme}
-	case b.open == nil && b.hint != "":
-		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme,
-			Reason: "the " + b.name + " backend lives in a module of its own; a program that opens it must " + b.hint, Err: errLeftOut}
 	case b.open == nil:
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "scheme", Value: s.Scheme,
-			Reason: "this program was built with the tag " + b.tag(), Err: errLeftOut}
+			Reason: "the " + b.name + " backend lives in a module of its own; a program that opens it must " + b.hint, Err: errLeftOut}
 	}
-	return b.open(s, ctx, newParams(s.Params))
+	return b.open(s, ctx)
 }
 
 // nonNil keeps a nil concrete store from becoming a non-nil interface.

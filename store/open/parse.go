@@ -1,6 +1,7 @@
 package open
 
 import (
+	"crypto/tls"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ type Spec struct {
 	Path      string     // without the leading "/", decoded
 	Params    url.Values // query parameters
 	raw       string     // the URL as given, for backends that take it whole
+	read      *params    // the parameters a backend's Opener has read (see Param)
 }
 
 // String returns the URL with any password or token masked (the user
@@ -200,9 +202,9 @@ func Parse(raw string) (*Spec, error) {
 	return s, nil
 }
 
-// hostPorts checks that every endpoint is host:port, adding defaultPort to
-// those without one.
-func (s *Spec) hostPorts(defaultPort string) ([]string, error) {
+// HostPorts checks that every endpoint is host:port, adding defaultPort to
+// those without one, for a backend's Opener (see Register).
+func (s *Spec) HostPorts(defaultPort string) ([]string, error) {
 	if len(s.Endpoints) == 0 {
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Reason: "no host given"}
 	}
@@ -244,6 +246,53 @@ func checkBrackets(e string) error {
 		return &ConfigError{Invalid: storeURL{}, Field: "host", Value: e, Reason: "unbalanced brackets: an IPv6 address is written [addr] or [addr]:port"}
 	}
 	return nil
+}
+
+// reader returns the reader of s's parameters, made at the first use.
+func (s *Spec) reader() *params {
+	if s.read == nil {
+		s.read = newParams(s.Params)
+	}
+	return s.read
+}
+
+// Param returns the query parameter name ("" when absent) and marks it
+// read, for a backend's Opener: Check reports any parameter nothing read.
+func (s *Spec) Param(name string) string { return s.reader().str(name) }
+
+// Duration returns the query parameter name as a positive duration such
+// as 5s (0 when absent) and marks it read; a malformed one is reported by
+// Check.
+func (s *Spec) Duration(name string) time.Duration { return s.reader().duration(name) }
+
+// TLS returns the TLS configuration the URL's parameters ask for (tls=true,
+// ca=FILE, cert=FILE&key=FILE, server_name=NAME), or nil when none is
+// given, and marks them read; a file that cannot be loaded is reported by
+// Check. The server is always verified.
+func (s *Spec) TLS() *tls.Config { return tlsConfig(s.reader()) }
+
+// Unread returns the query parameters nothing has read yet, for a backend
+// that hands them on to its driver (PostgreSQL's are pgx's).
+func (s *Spec) Unread() url.Values {
+	p, out := s.reader(), url.Values{}
+	for k, v := range s.Params {
+		if !p.used[k] {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// Check returns the first error met reading the parameters, or a
+// *ConfigError naming one that nothing read: a backend's Opener calls it
+// once it has read every parameter it knows, before any network activity.
+func (s *Spec) Check() error { return s.reader().done() }
+
+// Invalid returns a *ConfigError about field of this URL, matching
+// ErrInvalidURL and err (which may be nil), for a backend's Opener. value
+// is shown: never pass a secret.
+func (s *Spec) Invalid(field, value, reason string, err error) error {
+	return &ConfigError{Invalid: storeURL{}, Field: field, Value: value, Reason: reason, Err: err}
 }
 
 // params reads typed query parameters and remembers which were used, so

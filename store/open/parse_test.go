@@ -25,9 +25,9 @@ func TestParse(t *testing.T) {
 	if got := zk.String(); strings.Contains(got, "SecretDigest") || strings.Contains(got, "pw") || !strings.Contains(got, "digest%3Areader%3Axxxxx%3Ar") {
 		t.Fatalf("String leaks a ZooKeeper ACL digest or mangles it: %s", got)
 	}
-	hp, err := (&Spec{Endpoints: []string{"h1", "[::1]", "h2:1"}}).hostPorts("2379")
+	hp, err := (&Spec{Endpoints: []string{"h1", "[::1]", "h2:1"}}).HostPorts("2379")
 	if err != nil || strings.Join(hp, ",") != "h1:2379,[::1]:2379,h2:1" {
-		t.Fatalf("hostPorts: %v %v", hp, err)
+		t.Fatalf("HostPorts: %v %v", hp, err)
 	}
 }
 

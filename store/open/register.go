@@ -21,24 +21,18 @@ type Opener func(ctx context.Context, rawURL string) (store.Store, error)
 // registry guards backends and Schemes against Register.
 var registry sync.RWMutex
 
-// kubernetesBackend is the Kubernetes Lease backend, which lives in a
-// module of its own (store/kubernetes, so that programs on the other
-// backends never depend on client-go): its scheme is known here, and
-// refused with ErrBackendLeftOut saying what to import, until the package
-// store/kubernetes/register registers it.
-var kubernetesBackend = backend{name: "kubernetes", schemes: []string{"k8s"},
-	hint: `import _ "github.com/leadership-go/leadership/store/kubernetes/register"`}
-
 // Register makes Store, FromEnv and Spec.Open open URLs of the given
-// schemes with open: it is how a backend defined outside this module
-// joins them, as store/kubernetes/register does for k8s:// when a program
-// imports it. Call it from an init function: Schemes, a plain variable,
+// schemes with open: it is how a backend of another module joins them,
+// as every network adapter (store/etcd, store/redis, ...) does for its
+// schemes when a program imports it, the way database/sql drivers
+// register. An Opener parses the URL with Parse and reads its parameters
+// with the Spec's HostPorts, Param, Duration and TLS, then Check. Call it
+// from an init function: Schemes, a plain variable,
 // shows the new schemes to code that reads it afterwards. Schemes are
 // matched in lower case and must be a letter followed by letters, digits,
 // "+", "-" or "." (RFC 3986). Register panics when open is nil, when a
 // scheme is malformed or given twice, or when one is taken: registered
-// already, or naming a backend this package builds in (whether or not
-// this build leaves it out). A store opened by open that is nil with a
+// already, or naming the embedded store (memory). A store opened by open that is nil with a
 // nil error is reported as an error.
 func Register(schemes []string, open Opener) {
 	if open == nil || len(schemes) == 0 {
@@ -68,7 +62,7 @@ func Register(schemes []string, open Opener) {
 		b.schemes = append(b.schemes, s)
 	}
 	b.name = b.schemes[0]
-	b.open = func(s *Spec, ctx context.Context, _ *params) (store.Store, error) {
+	b.open = func(s *Spec, ctx context.Context) (store.Store, error) {
 		kv, err := open(ctx, strings.TrimSpace(s.raw))
 		if err == nil && isNil(kv) {
 			return nil, fmt.Errorf("open: the %s backend's Opener returned no store and no error", s.Scheme)

@@ -13,23 +13,6 @@ import (
 	"github.com/leadership-go/leadership/store/memory"
 )
 
-// TestKubernetesNeedsItsImport checks that a k8s:// URL, in a program
-// that did not import store/kubernetes/register, says what to import.
-func TestKubernetesNeedsItsImport(t *testing.T) {
-	kv, err := Store(context.Background(), "k8s://default")
-	var ce *ConfigError
-	switch {
-	case kv != nil:
-		t.Fatal("opened a store")
-	case !errors.Is(err, ErrBackendLeftOut) || !errors.Is(err, ErrUnknownScheme) || !errors.Is(err, ErrInvalidURL):
-		t.Fatalf("%v, want ErrBackendLeftOut, ErrUnknownScheme and ErrInvalidURL", err)
-	case !errors.As(err, &ce) || ce.Field != "scheme" || !strings.Contains(err.Error(), "store/kubernetes/register"):
-		t.Fatalf("%v, want a scheme error naming store/kubernetes/register", err)
-	case slices.Contains(Schemes, "k8s"):
-		t.Fatalf("Schemes %v lists k8s, which this program cannot open", Schemes)
-	}
-}
-
 // registerRuns makes each run of TestRegister (go test -count=N) register
 // schemes of its own: a registered scheme stays for the process.
 var registerRuns atomic.Int64
@@ -76,7 +59,7 @@ func TestRegister(t *testing.T) {
 	if !slices.Contains(Schemes, a) || !slices.Contains(Schemes, b) {
 		t.Fatalf("Schemes %v lacks the registered schemes", Schemes)
 	}
-	for _, schemes := range [][]string{{a}, {"etcd"}, {"memory"}, {""}, nil, {"x y"}, {"1x"}, {"x:"}, {"dup", "DUP"}} {
+	for _, schemes := range [][]string{{a}, {"memory"}, {""}, nil, {"x y"}, {"1x"}, {"x:"}, {"dup", "DUP"}} {
 		func() {
 			defer func() {
 				if recover() == nil {
@@ -89,8 +72,7 @@ func TestRegister(t *testing.T) {
 }
 
 // TestRegisterFillsPlaceholder checks that registering a backend known
-// here only by name (as k8s is until store/kubernetes/register is
-// imported) under any of its schemes makes all of them open with it.
+// here only by name (as etcd is until store/etcd is imported) under any of its schemes makes all of them open with it.
 func TestRegisterFillsPlaceholder(t *testing.T) {
 	n := registerRuns.Add(1)
 	own, alias := fmt.Sprintf("ph%d", n), fmt.Sprintf("ph%d-alias", n)

@@ -1,6 +1,4 @@
-//go:build !leadership_no_zookeeper
-
-package open_test
+package all_test
 
 import (
 	"net/url"

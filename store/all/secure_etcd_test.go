@@ -1,6 +1,4 @@
-//go:build !leadership_no_etcd
-
-package open_test
+package all_test
 
 import (
 	"strings"

@@ -1,4 +1,4 @@
-package store_test
+package all_test
 
 // The one face of the adapters (issue 24): every adapter under store/ is
 // held to it here, by its types (compiled against this file) and by its
@@ -45,9 +45,9 @@ type face struct {
 	network bool
 }
 
-// open makes sure, at compile time, that every adapter's Open is
+// openFunc makes sure, at compile time, that every adapter's Open is
 // func(context.Context, Config) (*Store, error).
-func open[C any, S any](_ func(context.Context, C) (*S, error)) (reflect.Type, any) {
+func openFunc[C any, S any](_ func(context.Context, C) (*S, error)) (reflect.Type, any) {
 	return reflect.TypeFor[C](), (*S)(nil)
 }
 
@@ -57,17 +57,17 @@ func faces() []face {
 	add := func(dir string, creds []string, network bool, cfg reflect.Type, s any) {
 		out = append(out, face{dir: dir, config: cfg, store: s, creds: creds, network: network})
 	}
-	t, s := open(memory.Open)
+	t, s := openFunc(memory.Open)
 	add("memory", nil, false, t, s)
-	t, s = open(etcd.Open)
+	t, s = openFunc(etcd.Open)
 	add("etcd", userPass, true, t, s)
-	t, s = open(consul.Open)
+	t, s = openFunc(consul.Open)
 	add("consul", []string{"Token"}, true, t, s)
-	t, s = open(zookeeper.Open)
+	t, s = openFunc(zookeeper.Open)
 	add("zookeeper", userPass, true, t, s)
-	t, s = open(redis.Open)
+	t, s = openFunc(redis.Open)
 	add("redis", userPass, true, t, s)
-	t, s = open(postgres.Open)
+	t, s = openFunc(postgres.Open)
 	add("postgres", userPass, true, t, s)
 	return out
 }
@@ -138,14 +138,15 @@ func TestStoreClose(t *testing.T) {
 	}
 }
 
-// srcDir is the directory of this file (store/).
+// srcDir is the directory of the adapters (store/, the parent of this
+// file's).
 func srcDir(t *testing.T) string {
 	t.Helper()
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	return wd
+	return filepath.Dir(wd)
 }
 
 // parsed is an adapter's production source.
@@ -236,6 +237,11 @@ func TestFileSet(t *testing.T) {
 			if p.files[file] == nil {
 				t.Errorf("%s: no %s", f.dir, file)
 			}
+		}
+		// A network adapter registers its URL schemes with store/open
+		// in url.go, when a program imports it.
+		if f.network && p.files["url.go"] == nil {
+			t.Errorf("%s: no url.go (its schemes' registration with store/open)", f.dir)
 		}
 		for name, file := range map[string]string{"Config": "config.go", "Store": "store.go", "Open": "store.go", "StoreName": "valkeyrie.go"} {
 			if got := p.declared(name); !slices.Equal(got, []string{file}) {

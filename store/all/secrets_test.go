@@ -1,4 +1,4 @@
-package open_test
+package all_test
 
 import (
 	"bytes"
