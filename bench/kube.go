@@ -13,7 +13,7 @@ import (
 
 	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/kubernetes"
-	_ "github.com/leadership-go/leadership/store/kubernetes/register" // k8s:// URLs in open.Store
+	_ "github.com/leadership-go/leadership/store/all" // every backend's URLs in open.Store
 )
 
 // The Kubernetes backend (k8s://NAMESPACE?kubeconfig=FILE): its row is

@@ -16,22 +16,36 @@
 # a nested go.mod, so each module in the list below gets its own go vet and
 # go test, run from its directory. Adding a module is one line there.
 # `scripts/test.sh --modules` prints the list (.ci/run downloads each one's
-# dependencies).
+# dependencies). Before the tests: the release set's consistency and the
+# API check (tools/release); tools/release's own tests include the
+# consumer test (every module published into a file-system proxy, a
+# program per backend built outside the repository, go install at the
+# version).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export PATH="$PATH:/usr/local/go/bin"
-# Each module is tested as its users build it, with its own go.mod: not
-# in the workspace go.work makes of them all (which is for working from
-# the root, as in `go run ./cmd/leadership demo`).
-export GOWORK=off
+# The modules require each other at VERSION, which is published only when
+# a release tags it: in the repository go.work resolves them from the tree
+# (docs/design.md, "Modules"). What users' builds resolve is the consumer
+# test's (tools/release).
+unset GOWORK
 
 # modules: the directories of the Go modules this script tests, from the
 # repository root.
 modules=(
 	.
-	bench
-	cmd/leadership
+	metrics/otel
+	metrics/prometheus
+	store/consul
+	store/etcd
 	store/kubernetes
+	store/postgres
+	store/redis
+	store/zookeeper
+	store/all
+	cmd/leadership
+	bench
+	tools/release
 )
 
 # untested: modules with no tests, built elsewhere (tools/consul and
@@ -59,7 +73,7 @@ while IFS= read -r gomod; do
 		{ echo "scripts/test.sh: $dir/go.mod is in neither modules nor untested" >&2; exit 2; }
 done < <(gomods)
 
-module=$(go list -m)
+module=github.com/leadership-go/leadership
 
 # servers_for PACKAGE: the servers.sh names its tests use ("" for none).
 servers_for() {
@@ -69,7 +83,7 @@ servers_for() {
 	/store/consul) echo consul ;;
 	/store/redis) echo redis ;;
 	/store/postgres) echo postgres ;;
-	/store/open) echo etcd etcd-cluster redis postgres ;; # and its secured runs (open_runs)
+	/store/all) echo etcd etcd-cluster redis postgres ;; # and its secured runs (secured_runs)
 	/cmd/leadership) echo plain kube ;;
 	/store/kubernetes | /store/kubernetes/*) echo kube ;;
 	*) echo "" ;;
@@ -79,6 +93,8 @@ servers_for() {
 for m in "${modules[@]}"; do
 	(cd "$m" && go vet ./...)
 done
+go -C tools/release run . check -root ../..
+go -C tools/release run . api -root ../..
 
 failed=0
 if [[ ${LEADERSHIP_SERVERS:-1} == 0 ]]; then
@@ -119,7 +135,7 @@ if (($# == 0)); then
 	go test -race -count=1 -timeout 40m -run '^TestSimulator$' . -sim.first=101 -sim.seeds=100 || failed=1
 fi
 
-# secured_runs: store/open's secured suites, one backend at a time, each
+# secured_runs: store/all's secured suites, one backend at a time, each
 # beside only the servers it uses ("servers|tests" per line): a TLS
 # handshake with a client certificate under -race is slow enough on a
 # starved machine without nine idle servers beside it.
@@ -153,7 +169,7 @@ for mp in "${packages[@]}"; do
 	m=${mp%% *} p=${mp#* }
 	need=$(servers_for "$p")
 	[[ -n $need ]] || continue
-	if [[ $p == "$module/store/open" ]]; then
+	if [[ $p == "$module/store/all" ]]; then
 		run_with "$need" "$m" "$p" -skip '^(TestSecure|TestConsulTokenMasked)' "$@" || failed=1
 		while IFS='|' read -r servers tests; do
 			run_with "$servers" "$m" "$p" -run "$tests" "$@" || failed=1

@@ -109,6 +109,12 @@ const openTimeout = 30 * time.Second
 // errOpenTimeout is a store that did not open within openTimeout.
 var errOpenTimeout = errors.New("no answer in time")
 
+// scheme is the scheme of the --store URL, in lower case.
+func (e *electionFlags) scheme() string {
+	s, _, _ := strings.Cut(strings.TrimSpace(e.store), "://")
+	return strings.ToLower(s)
+}
+
 // open opens the store. A malformed URL, an unknown scheme or a backend
 // this build lacks is a *usageError; anything else (an unreachable server)
 // is a runtime error.
@@ -119,9 +125,8 @@ func (e *electionFlags) open(ctx context.Context) (store.Store, error) {
 	switch {
 	case err == nil:
 		return kv, nil
-	case kubernetesLeftOut != "" && errors.Is(err, open.ErrBackendLeftOut) &&
-		strings.HasPrefix(strings.ToLower(strings.TrimSpace(e.store)), "k8s://"):
-		return nil, usageErrorf("--store: k8s:// cannot be opened: %s", kubernetesLeftOut)
+	case errors.Is(err, open.ErrBackendLeftOut) && leftOut[backendOfScheme[e.scheme()]] != "":
+		return nil, usageErrorf("--store: %s:// cannot be opened: %s", e.scheme(), leftOut[backendOfScheme[e.scheme()]])
 	case errors.Is(err, open.ErrInvalidURL):
 		return nil, usageErrorf("--store: %v", err)
 	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil:

@@ -115,19 +115,16 @@ func readBaseline(root string) (string, map[string]*types.Package, error) {
 		return "", nil, err
 	}
 	out := map[string]*types.Package{}
-	imports := map[string]*types.Package{}
+	var imports map[string]*types.Package
 	for _, path := range strings.Fields(string(list)) {
 		f, err := os.Open(exportFile(root, path))
 		if err != nil {
 			return "", nil, err
 		}
-		r, err := gcexportdata.NewReader(bufio.NewReader(f))
-		if err == nil {
-			// Each file is read with imports of its own: two files may
-			// hold different views of one dependency.
-			imports = map[string]*types.Package{}
-			out[path], err = gcexportdata.Read(r, token.NewFileSet(), imports, path)
-		}
+		// Each file is read with imports of its own: two files may hold
+		// different views of one dependency.
+		imports = map[string]*types.Package{}
+		out[path], err = gcexportdata.Read(bufio.NewReader(f), token.NewFileSet(), imports, path)
 		f.Close()
 		if err != nil {
 			return "", nil, fmt.Errorf("%s: %w", path, err)

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// tree writes files (path: content) under a new directory and returns it.
+func tree(t *testing.T, files map[string]string) string {
+	t.Helper()
+	root := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return root
+}
+
+// set is a consistent release set at v0.3.0: the root module and an
+// adapter requiring it.
+func set() map[string]string {
+	return map[string]string{
+		"go.mod":            "module github.com/leadership-go/leadership\n\ngo 1.25\n",
+		"lib.go":            "package leadership\n\n// F is the API.\nfunc F() int { return 1 }\n",
+		"store/etcd/go.mod": "module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n\nrequire github.com/leadership-go/leadership v0.3.0\n",
+		"tools/release/go.mod": "module github.com/leadership-go/leadership/tools/release\n\ngo 1.25\n",
+	}
+}
+
+// TestCheckAcceptsConsistentSet checks that a consistent set passes.
+func TestCheckAcceptsConsistentSet(t *testing.T) {
+	problems, err := checkSet(tree(t, set()), "v0.3.0")
+	if err != nil || len(problems) > 0 {
+		t.Fatalf("%v %q, want no problem", err, problems)
+	}
+}
+
+// TestCheckRefusesBadSets checks that the release refuses each kind of
+// inconsistent set, and says why.
+func TestCheckRefusesBadSets(t *testing.T) {
+	for _, tc := range []struct {
+		name, version, file, content, want string
+	}{
+		{"replace", "v0.3.0", "store/etcd/go.mod",
+			"module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n\nrequire github.com/leadership-go/leadership v0.3.0\n\nreplace github.com/leadership-go/leadership => ../..\n",
+			"replace github.com/leadership-go/leadership"},
+		{"other version", "v0.3.0", "store/etcd/go.mod",
+			"module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n\nrequire github.com/leadership-go/leadership v0.2.0\n",
+			"not the release's v0.3.0"},
+		{"never published", "v0.3.0", "store/etcd/go.mod",
+			"module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n\nrequire github.com/leadership-go/leadership v0.0.0-00010101000000-000000000000\n",
+			"not the release's v0.3.0"},
+		{"module left out", "v0.3.0", "store/etcd/go.mod",
+			"module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n\nrequire github.com/leadership-go/leadership/tools/release v0.3.0\n",
+			"which the release leaves out"},
+		{"no such module", "v0.3.0", "store/etcd/go.mod",
+			"module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n\nrequire github.com/leadership-go/leadership/store/nosuch v0.3.0\n",
+			"no module of the repository"},
+		{"misplaced module", "v0.3.0", "store/redis/go.mod",
+			"module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n",
+			"want github.com/leadership-go/leadership/store/redis"},
+		{"bad version", "0.3", "", "", "not a canonical semantic version"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			files := set()
+			if tc.file != "" {
+				files[tc.file] = tc.content
+			}
+			problems, err := checkSet(tree(t, files), tc.version)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(strings.Join(problems, "\n"), tc.want) {
+				t.Fatalf("problems %q, want one saying %q", problems, tc.want)
+			}
+			if run([]string{"check", "-root", tree(t, files), "-version", tc.version}) != 1 {
+				t.Fatal("release check did not exit 1")
+			}
+		})
+	}
+}
+
+// TestAPICheckRefusesIncompatibleChange plants an incompatible change
+// (a function's result type changed, another removed) after the baseline
+// and checks that the API check fails at the baseline's version, passes
+// at a version that allows it, and passes a compatible addition.
+func TestAPICheckRefusesIncompatibleChange(t *testing.T) {
+	t.Setenv("GOWORK", "off")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	files := set()
+	files["lib.go"] = "package leadership\n\n// F is the API.\nfunc F() int { return 1 }\n\n// G too.\nfunc G() {}\n"
+	root := tree(t, files)
+	if err := writeAPI(root, "v0.3.0"); err != nil {
+		t.Fatal(err)
+	}
+	write := func(src string) {
+		if err := os.WriteFile(filepath.Join(root, "lib.go"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("package leadership\n\n// F is the API.\nfunc F() int { return 1 }\n\n// G too.\nfunc G() {}\n\n// H is new.\nfunc H() {}\n")
+	if code := run([]string{"api", "-root", root, "-version", "v0.3.1"}); code != 0 {
+		t.Fatalf("a compatible addition: exit %d, want 0", code)
+	}
+	write("package leadership\n\n// F is the API.\nfunc F() string { return \"\" }\n")
+	incompatible, _, allowed, err := checkAPI(root, "v0.3.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(incompatible) != 2 || allowed {
+		t.Fatalf("incompatible %q, allowed %v: want F's change and G's removal, refused", incompatible, allowed)
+	}
+	if code := run([]string{"api", "-root", root, "-version", "v0.3.1"}); code != 1 {
+		t.Fatalf("an incompatible change at v0.3.1: exit %d, want 1", code)
+	}
+	if code := run([]string{"api", "-root", root, "-version", "v0.4.0"}); code != 0 {
+		t.Fatalf("an incompatible change at v0.4.0: exit %d, want 0 (a new minor version below v1 may break)", code)
+	}
+}
+
+// TestMayBreak checks the versions that may change the API incompatibly.
+func TestMayBreak(t *testing.T) {
+	for _, tc := range []struct {
+		base, next string
+		want       bool
+	}{
+		{"v0.1.0", "v0.1.1", false}, {"v0.1.0", "v0.2.0", true}, {"v0.1.0", "v0.1.0", false},
+		{"v1.2.0", "v1.3.0", false}, {"v1.2.0", "v2.0.0", true}, {"v1.2.0", "v1.2.1", false},
+	} {
+		if got := mayBreak(tc.base, tc.next); got != tc.want {
+			t.Errorf("mayBreak(%s, %s) = %v, want %v", tc.base, tc.next, got, tc.want)
+		}
+	}
+}
