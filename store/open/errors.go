@@ -12,11 +12,11 @@ var (
 	ErrInvalidURL = errors.New("open: invalid store URL")
 	// ErrUnknownScheme is returned for a URL whose scheme names no backend.
 	ErrUnknownScheme = errors.New("open: unknown store scheme")
-	// ErrBackendLeftOut is returned for a URL whose backend this build
-	// leaves out (built with its leadership_no_NAME tag), or whose backend
-	// lives in another module that the program did not import (k8s://
-	// without store/kubernetes/register; see Register). The error is a
-	// *ConfigError that also matches ErrInvalidURL and ErrUnknownScheme.
+	// ErrBackendLeftOut is returned for a URL whose backend's adapter the
+	// program did not import (etcd:// without store/etcd, k8s:// without
+	// store/kubernetes/register; see Register). The error is a
+	// *ConfigError that also matches ErrInvalidURL and ErrUnknownScheme,
+	// and names the import to add.
 	ErrBackendLeftOut = errors.New("open: backend left out of this build")
 	// ErrNoURL is returned by FromEnv when the variable is unset or empty.
 	ErrNoURL = errors.New("open: no store URL")

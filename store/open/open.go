@@ -11,13 +11,10 @@ import (
 // EnvVar is the environment variable FromEnv reads by default.
 const EnvVar = "LEADERSHIP_STORE"
 
-// Schemes lists the URL schemes Store understands in this build: by
-// default memory, etcd, consul, zk, zookeeper, redis, rediss, postgres and
-// postgresql; the build tags leadership_no_etcd, leadership_no_consul,
-// leadership_no_zookeeper, leadership_no_redis and leadership_no_postgres
-// each leave a backend out (see the package documentation), and Register
-// adds others (k8s, once store/kubernetes/register is imported). Read it
-// after init.
+// Schemes lists the URL schemes Store understands in this program:
+// memory, and those of every adapter the program imports (etcd; consul;
+// zk, zookeeper; redis, rediss; postgres, postgresql; k8s), which
+// Register adds. Read it after init.
 var Schemes = builtInSchemes()
 
 // Store opens the store a URL names, connects, and checks it with a round
@@ -29,7 +26,10 @@ var Schemes = builtInSchemes()
 //	zk://[user:pass@]h1:2181,h2:2181[?session_timeout=10s]    (digest auth with user:pass)
 //	redis://[user:pass@]h:6379[/DB][?tls=true]        (rediss:// is redis with TLS)
 //	postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA[&table=NAME]   (a libpq/pgx DSN)
-//	k8s://NAMESPACE[?kubeconfig=FILE&context=NAME]    (with store/kubernetes/register imported)
+//	k8s://NAMESPACE[?kubeconfig=FILE&context=NAME]
+//
+// Each network scheme needs its adapter imported (see the package
+// documentation).
 //
 // Every network scheme also takes dial_timeout and request_timeout (such as
 // 5s). An unknown parameter, a malformed value or an unknown scheme is a
@@ -57,10 +57,9 @@ func FromEnv(ctx context.Context, name string) (store.Store, error) {
 }
 
 // Open connects to the store the spec names. A scheme that names no
-// backend is a *ConfigError matching ErrUnknownScheme; one whose backend
-// this build leaves out (a leadership_no_NAME build tag), or one of a
-// backend of another module not registered (see Register), also matches
-// ErrBackendLeftOut.
+// backend is a *ConfigError matching ErrUnknownScheme; one of a backend
+// whose adapter the program did not import (see Register) also matches
+// ErrBackendLeftOut, and says what to import.
 func (s *Spec) Open(ctx context.Context) (store.Store, error) {
 	b := backendFor(s.Scheme)
 	switch {

@@ -52,6 +52,11 @@ func loadPackages(root string) (map[string]*types.Package, error) {
 			if p.Name == "main" || p.Types == nil {
 				continue
 			}
+			// A nested module's internal packages are its own: no other
+			// module can import them.
+			if m.dir != "." && strings.Contains(strings.TrimPrefix(p.PkgPath, m.path), "/internal") {
+				continue
+			}
 			out[p.PkgPath] = p.Types
 		}
 	}
