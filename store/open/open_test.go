@@ -69,4 +69,3 @@ func TestOpenErrors(t *testing.T) {
 	}
 	kv.Close()
 }
-

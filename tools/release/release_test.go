@@ -31,9 +31,9 @@ func tree(t *testing.T, files map[string]string) string {
 // adapter requiring it.
 func set() map[string]string {
 	return map[string]string{
-		"go.mod":            "module github.com/leadership-go/leadership\n\ngo 1.25\n",
-		"lib.go":            "package leadership\n\n// F is the API.\nfunc F() int { return 1 }\n",
-		"store/etcd/go.mod": "module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n\nrequire github.com/leadership-go/leadership v0.3.0\n",
+		"go.mod":               "module github.com/leadership-go/leadership\n\ngo 1.25\n",
+		"lib.go":               "package leadership\n\n// F is the API.\nfunc F() int { return 1 }\n",
+		"store/etcd/go.mod":    "module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n\nrequire github.com/leadership-go/leadership v0.3.0\n",
 		"tools/release/go.mod": "module github.com/leadership-go/leadership/tools/release\n\ngo 1.25\n",
 	}
 }
