@@ -119,5 +119,35 @@ func checkSet(root, version string) ([]string, error) {
 			}
 		}
 	}
-	return problems, nil
+	return append(problems, checkWork(root, version, mods)...), nil
+}
+
+// checkWork reports where go.work, if root has one, would not build the
+// tree's modules against each other at version: a module it does not
+// use, a replace of a sibling at another version.
+func checkWork(root, version string, mods []module) []string {
+	data, err := os.ReadFile(filepath.Join(root, "go.work"))
+	if err != nil {
+		return nil
+	}
+	w, err := modfile.ParseWork("go.work", data, nil)
+	if err != nil {
+		return []string{"go.work: " + err.Error()}
+	}
+	var problems []string
+	used := map[string]bool{}
+	for _, u := range w.Use {
+		used[filepath.ToSlash(filepath.Clean(u.Path))] = true
+	}
+	for _, m := range mods {
+		if m.released() && !used[m.dir] {
+			problems = append(problems, fmt.Sprintf("go.work: does not use %s", m.dir))
+		}
+	}
+	for _, r := range w.Replace {
+		if strings.HasPrefix(r.Old.Path+"/", modulePrefix+"/") && r.Old.Version != version {
+			problems = append(problems, fmt.Sprintf("go.work: replaces %s %s, not the release's %s", r.Old.Path, r.Old.Version, version))
+		}
+	}
+	return problems
 }

@@ -71,6 +71,10 @@ func TestCheckRefusesBadSets(t *testing.T) {
 			"module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n",
 			"want github.com/leadership-go/leadership/store/redis"},
 		{"bad version", "0.3", "", "", "not a canonical semantic version"},
+		{"go.work at another version", "v0.3.0", "go.work",
+			"go 1.25\n\nuse (\n\t.\n\t./store/etcd\n)\n\nreplace github.com/leadership-go/leadership v0.2.0 => ./\n",
+			"go.work: replaces github.com/leadership-go/leadership v0.2.0"},
+		{"go.work leaves a module out", "v0.3.0", "go.work", "go 1.25\n\nuse .\n", "go.work: does not use store/etcd"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			files := set()
