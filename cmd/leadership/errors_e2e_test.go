@@ -111,6 +111,31 @@ func TestE2EStoreDownAtStart(t *testing.T) {
 	}
 }
 
+// run, follow and proxy stopped by SIGTERM while they still retry to open
+// a store that is down exit 0, as after SIGTERM once started (docs/cli.md,
+// Exit codes): a supervisor stopping a service that never reached its
+// store records no failure (issue 32).
+func TestE2ESigtermWhileRetrying(t *testing.T) {
+	bin := testBinary(t)
+	url := "etcd://" + deadAddr(t)
+	for _, args := range [][]string{
+		{"run", "--store", url, "--key", "k", "--name", "n", "--", "true"},
+		{"follow", "--store", url, "--key", "k"},
+		{"proxy", "--store", url, "--key", "k", "--listen", "127.0.0.1:0"},
+	} {
+		t.Run(args[0], func(t *testing.T) {
+			p := startProc(t, args[0], cleanEnv(), bin, args...)
+			if !waitFor(time.Minute, func() bool { return len(linesWith(p.stderr.String(), "(retrying in")) >= 1 }) {
+				t.Fatalf("%s on a closed port is not retrying:\n%s", args[0], p.stderr.String())
+			}
+			p.signal(syscall.SIGTERM)
+			if code := p.exitCode(t, time.Minute); code != exitOK {
+				t.Errorf("%s stopped by SIGTERM while retrying: exit %d, want %d:\n%s", args[0], code, exitOK, p.stderr.String())
+			}
+		})
+	}
+}
+
 // etcd refusing the credentials, or a server that accepts and never
 // answers: one line on stderr, none from the etcd client's logger (which
 // logged "retrying of unary invoker failed" while authenticating), on the

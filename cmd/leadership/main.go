@@ -238,7 +238,8 @@ func usageFail(stderr io.Writer, cmd string, err error) int {
 // exitStatusHelp documents the exit codes; every help text ends with it
 // (followed by the command's own codes).
 const exitStatusHelp = `Exit status:
-  0  success
+  0  success; follow, proxy, run: also when stopped by SIGINT or SIGTERM,
+     even while still retrying a store that does not answer at start
   1  runtime failure (store error, election error, something did not happen in time)
   2  usage error (unknown command or flag, bad flag or environment value, bad store URL)
 `

@@ -425,9 +425,11 @@ func (b *restartBackoff) delay(ran time.Duration) time.Duration {
 // startUntilRead calls start (a campaign, a follower's start) until the
 // store answers its first read: a store that is slow or restarting when
 // the command starts is retried (backing off from 500ms to 5s, each
-// failure logged), not a reason to exit. It gives up when ctx ends (with
-// the last error) or after try, if positive (exit 6, as run --try);
-// other errors (a refused password, a missing right) end it at once.
+// failure logged), not a reason to exit. When ctx ends (SIGINT or
+// SIGTERM) before the store answered, it returns stoppedBeforeStart (exit
+// 0, as the command stopped so once started); after try, if positive, it
+// gives up (exit 6, as run --try); other errors (a refused password, a
+// missing right) end it at once.
 func startUntilRead(ctx context.Context, start func() error, try time.Duration, lg *logger) error {
 	var giveUp <-chan time.Time
 	if try > 0 {
@@ -438,6 +440,10 @@ func startUntilRead(ctx context.Context, start func() error, try time.Duration, 
 	delay := 500 * time.Millisecond
 	for {
 		err := start()
+		if err != nil && ctx.Err() != nil {
+			// Stopped while opening (the open's error is the stop's).
+			return stoppedBeforeStart(lg)
+		}
 		if err == nil || !transient(err) {
 			return err
 		}
@@ -447,13 +453,22 @@ func startUntilRead(ctx context.Context, start func() error, try time.Duration, 
 		case <-t.C:
 		case <-ctx.Done():
 			t.Stop()
-			return err
+			return stoppedBeforeStart(lg)
 		case <-giveUp:
 			t.Stop()
 			return &exitError{code: exitNotElected, err: fmt.Errorf("not elected within --try %v: the store did not answer (%w)", try, err)}
 		}
 		delay = min(2*delay, 5*time.Second)
 	}
+}
+
+// stoppedBeforeStart logs that the command was stopped before its store
+// answered and returns the error that makes it exit 0 with nothing more
+// printed: a supervisor stopping a service that never reached its store
+// records no failure (docs/cli.md, Exit codes).
+func stoppedBeforeStart(lg *logger) error {
+	lg.printf("stopped before the store answered")
+	return &exitError{code: exitOK}
 }
 
 // transient reports whether err, from a start (opening the store, or the

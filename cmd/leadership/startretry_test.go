@@ -14,7 +14,8 @@ import (
 )
 
 // A store that does not answer run's first read is retried, each failure
-// logged; other errors end run at once; --try bounds the retries.
+// logged; other errors end run at once; --try bounds the retries; the
+// command's end (SIGTERM) while retrying, or while opening, is exit 0.
 func TestStartUntilRead(t *testing.T) {
 	slow := fmt.Errorf("cannot read the election: %w: %w", leadership.ErrStore, store.ErrNotReachable)
 	var log syncBuffer
@@ -52,7 +53,15 @@ func TestStartUntilRead(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := startUntilRead(ctx, func() error { return slow }, 0, lg); !errors.Is(err, leadership.ErrStore) {
-		t.Errorf("ctx ended: %v, want the store error", err)
+	if err := startUntilRead(ctx, func() error { return slow }, 0, lg); !errors.As(err, &ee) || ee.code != exitOK || ee.err != nil {
+		t.Errorf("ctx ended: %v, want exit %d with nothing more printed", err, exitOK)
+	}
+	// Stopped while opening: the open fails with the stop's error, which
+	// is not the store's failure.
+	if err := startUntilRead(ctx, func() error { return fmt.Errorf("cannot open: %w", context.Canceled) }, 0, lg); !errors.As(err, &ee) || ee.code != exitOK {
+		t.Errorf("stopped while opening: %v, want exit %d", err, exitOK)
+	}
+	if n := len(linesWith(log.String(), "stopped before the store answered")); n != 2 {
+		t.Errorf("%d stops logged, want 2:\n%s", n, log.String())
 	}
 }

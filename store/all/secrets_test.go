@@ -213,3 +213,49 @@ func TestNoInsecureSkipVerifyParam(t *testing.T) {
 		}
 	}
 }
+
+// TestMalformedURLsMaskPassword: a malformed URL of every backend that
+// carries a password (a typo'd host, a bad port, a malformed escape, an
+// "@host" left out, which makes the password a port) shows it in no error
+// of Parse or Store, nor in the Spec, and nothing is dialed (issue 32).
+func TestMalformedURLsMaskPassword(t *testing.T) {
+	var urls []string
+	for _, scheme := range []string{"etcd", "consul", "zk", "redis", "rediss", "postgres"} {
+		for _, rest := range []string{
+			"user:" + secretA + "@%zz/db",
+			"user:" + secretA + "@[::1/db",
+			"user:" + secretA + "@[127.0.0.1",
+			"user:" + secretA + "@127.0.0.1:99999",
+			"user:" + secretA + "@127.0.0.1:port",
+			"user:" + secretA + "%zz@127.0.0.1:1",
+			"user:" + secretA + "/db",
+			"user:" + secretA,
+			":" + secretA + "/0",
+			"user:pa:" + secretA + "/db",
+			"127.0.0.1:1,user:" + secretA,
+		} {
+			urls = append(urls, scheme+"://"+rest)
+		}
+	}
+	for _, raw := range urls {
+		if spec, err := open.Parse(raw); err != nil {
+			noSecret(t, "Parse's error", err.Error())
+		} else {
+			for enc, s := range encodings(t, spec) {
+				noSecret(t, "Spec "+enc, s)
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		kv, err := open.Store(ctx, raw)
+		cancel()
+		if err == nil {
+			_ = kv.Close()
+			t.Errorf("opened a malformed URL")
+			continue
+		}
+		noSecret(t, "Store's error", err.Error())
+		noSecret(t, "Store's error %+v", fmt.Sprintf("%+v", err))
+		noSecret(t, "Store's error %#v", fmt.Sprintf("%#v", err))
+		t.Log(err)
+	}
+}

@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
@@ -68,7 +70,9 @@ func ParseURL(raw string) (Config, error) {
 	var cfg Config
 	u, err := url.Parse(raw)
 	if err != nil {
-		return cfg, invalid("URL", "cannot be parsed", err)
+		// url.Parse's error quotes the URL, password included
+		// (k8s://user:PASSWORD@%zz): it is shown masked.
+		return cfg, invalid("URL", "cannot be parsed", adapter.MaskURLError(err))
 	}
 	if u.Scheme != Scheme {
 		return cfg, invalid("URL", fmt.Sprintf("scheme %q, want %q (k8s://NAMESPACE)", u.Scheme, Scheme), nil)
@@ -172,7 +176,7 @@ func (cfg Config) load() (*rest.Config, string, error) {
 		if cfg.Context != "" && strings.Contains(err.Error(), "context") {
 			field = "Context"
 		}
-		return nil, "", invalid(field, "cannot load the client configuration", err)
+		return nil, "", invalid(field, "cannot load the client configuration", adapter.Redact(err, rawSecrets(cc)...))
 	}
 	ns := cfg.Namespace
 	if ns == "" {
@@ -185,4 +189,32 @@ func (cfg Config) load() (*rest.Config, string, error) {
 		}
 	}
 	return rc, ns, nil
+}
+
+// rawSecrets lists the secrets of the kubeconfig cc loads, for
+// adapter.Redact: client-go's errors about a cluster quote its server and
+// proxy URLs, which may hold a password (https://user:password@host).
+func rawSecrets(cc clientcmd.ClientConfig) []string {
+	raw, err := cc.RawConfig()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, c := range raw.Clusters {
+		if c != nil {
+			out = append(out, adapter.URLPassword(c.Server), adapter.URLPassword(c.ProxyURL))
+		}
+	}
+	for _, a := range raw.AuthInfos {
+		if a != nil {
+			out = append(out, a.Password, a.Token)
+		}
+	}
+	return out
+}
+
+// restSecrets lists the secrets of rc, for adapter.Redact: the password in
+// its server URL, which client-go's errors quote, and its credentials.
+func restSecrets(rc *rest.Config) []string {
+	return []string{adapter.URLPassword(rc.Host), rc.Password, rc.BearerToken}
 }

@@ -17,6 +17,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	coordclient "k8s.io/client-go/kubernetes/typed/coordination/v1"
 	"k8s.io/client-go/rest"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 // Store keeps each key in a Lease of one namespace. It implements
@@ -81,13 +83,17 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		rc.ContentType = "application/vnd.kubernetes.protobuf"
 		rc.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	}
+	// client-go's errors quote the server URL, which may hold a password
+	// (https://admin:PASSWORD@[127.0.0.1, a typo'd address): each is
+	// redacted where it is wrapped, after it is classified.
+	secrets := restSecrets(rc)
 	hc, err := rest.HTTPClientFor(rc)
 	if err != nil {
-		return nil, invalid("Kubeconfig", "cannot build an HTTP client from the configuration", err)
+		return nil, invalid("Kubeconfig", "cannot build an HTTP client from the configuration", adapter.Redact(err, secrets...))
 	}
 	client, err := coordclient.NewForConfigAndClient(rc, hc)
 	if err != nil {
-		return nil, invalid("Kubeconfig", "cannot build a client from the configuration", err)
+		return nil, invalid("Kubeconfig", "cannot build a client from the configuration", adapter.Redact(err, secrets...))
 	}
 	s := &Store{
 		ns:             ns,
@@ -110,7 +116,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		if kind == ErrUnexpected {
 			kind = ErrNotReachable // an answer that is not the API server's
 		}
-		return nil, &Error{Op: "open", Namespace: ns, Kind: kind, Err: fmt.Errorf("%s: %w", redactedHost(rc.Host), err)}
+		return nil, &Error{Op: "open", Namespace: ns, Kind: kind, Err: adapter.Redact(fmt.Errorf("%s: %w", redactedHost(rc.Host), err), secrets...)}
 	}
 	return s, nil
 }

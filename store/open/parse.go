@@ -3,6 +3,7 @@ package open
 import (
 	"crypto/tls"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -51,7 +52,7 @@ func (s Spec) String() string {
 		}
 		b.WriteString("@")
 	}
-	b.WriteString(strings.Join(s.Endpoints, ","))
+	b.WriteString(shownEndpoints(strings.Join(s.Endpoints, ",")))
 	if s.Path != "" {
 		b.WriteString("/" + s.Path)
 	}
@@ -106,7 +107,11 @@ type specJSON struct {
 
 // masked is s with its secrets masked (and no raw URL).
 func (s Spec) masked() specJSON {
-	m := specJSON{Scheme: s.Scheme, Endpoints: s.Endpoints, Username: s.Username, Password: adapter.MaskString(s.Password),
+	var eps []string
+	if s.Endpoints != nil {
+		eps = strings.Split(shownEndpoints(strings.Join(s.Endpoints, ",")), ",")
+	}
+	m := specJSON{Scheme: s.Scheme, Endpoints: eps, Username: s.Username, Password: adapter.MaskString(s.Password),
 		HasAuth: s.HasAuth, Path: s.Path, URL: s.String()}
 	if s.Scheme == "consul" && s.Password == "" && s.Username != "" {
 		m.Username = adapter.Mask // the ACL token
@@ -194,7 +199,7 @@ func Parse(raw string) (*Spec, error) {
 	if rest != "" {
 		for _, h := range strings.Split(rest, ",") {
 			if h == "" {
-				return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: rest, Reason: "empty host in the list"}
+				return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: shownEndpoints(rest), Reason: "empty host in the list"}
 			}
 			s.Endpoints = append(s.Endpoints, h)
 		}
@@ -216,22 +221,63 @@ func (s *Spec) HostPorts(defaultPort string) ([]string, error) {
 		host, port, err := net.SplitHostPort(e)
 		if err != nil {
 			if defaultPort == "" || strings.Count(e, ":") > 0 && !strings.HasPrefix(e, "[") {
-				return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: e, Reason: "want host:port", Err: err}
+				// net's error quotes e, which may be a password.
+				reason := "want host:port"
+				var ae *net.AddrError
+				if errors.As(err, &ae) {
+					reason += " (" + ae.Err + ")"
+				}
+				return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: shownEndpoint(e), Reason: reason}
 			}
 			host, port = strings.Trim(e, "[]"), defaultPort
 		}
 		if host == "" {
-			return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: e, Reason: "empty host name"}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: shownEndpoint(e), Reason: "empty host name"}
 		}
 		if strings.ContainsAny(host, " \t[]/\\?#@%") {
-			return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: e, Reason: "not a host name or IP address"}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "host", Value: shownEndpoint(e), Reason: "not a host name or IP address"}
 		}
 		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return nil, &ConfigError{Invalid: storeURL{}, Field: "port", Value: port, Reason: "not a port number (1-65535)"}
+			return nil, &ConfigError{Invalid: storeURL{}, Field: "port", Value: shownPort(port), Reason: "not a port number (1-65535)"}
 		}
 		out = append(out, net.JoinHostPort(host, port))
 	}
 	return out, nil
+}
+
+// shownEndpoint is the endpoint e as errors and String show it: a port
+// that is not a number is masked, as an endpoint with no "@" before it may
+// be the user and password of a URL that lacks its "@host"
+// (etcd://user:PASSWORD, redis://:PASSWORD/0).
+func shownEndpoint(e string) string {
+	cut := strings.IndexByte(e, ':')
+	if end := strings.IndexByte(e, ']'); strings.HasPrefix(e, "[") && end >= 0 {
+		if cut = strings.IndexByte(e[end:], ':'); cut >= 0 {
+			cut += end
+		}
+	}
+	if cut < 0 {
+		return e
+	}
+	return e[:cut+1] + shownPort(e[cut+1:])
+}
+
+// shownEndpoints is shownEndpoint of each endpoint of a comma-separated
+// list.
+func shownEndpoints(list string) string {
+	eps := strings.Split(list, ",")
+	for i, e := range eps {
+		eps[i] = shownEndpoint(e)
+	}
+	return strings.Join(eps, ",")
+}
+
+// shownPort is port, or the mask when it is not digits (see shownEndpoint).
+func shownPort(port string) string {
+	if strings.Trim(port, "0123456789") == "" {
+		return port
+	}
+	return adapter.Mask
 }
 
 // checkBrackets refuses an endpoint whose IPv6 brackets do not pair up:
@@ -243,7 +289,7 @@ func checkBrackets(e string) error {
 	}
 	end := strings.IndexByte(e, ']')
 	if open != 1 || close != 1 || e[0] != '[' || end < 2 || (end != len(e)-1 && e[end+1] != ':') {
-		return &ConfigError{Invalid: storeURL{}, Field: "host", Value: e, Reason: "unbalanced brackets: an IPv6 address is written [addr] or [addr]:port"}
+		return &ConfigError{Invalid: storeURL{}, Field: "host", Value: shownEndpoint(e), Reason: "unbalanced brackets: an IPv6 address is written [addr] or [addr]:port"}
 	}
 	return nil
 }
