@@ -37,7 +37,7 @@ current-context: x
 		}
 		urls = append(urls, "k8s://default?dial_timeout=2s&kubeconfig="+url.QueryEscape(path))
 	}
-	if kubernetesLeftOut != "" {
+	if leftOut["kubernetes"] != "" {
 		urls = nil
 	}
 	urls = append(urls,
