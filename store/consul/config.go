@@ -11,14 +11,14 @@ import (
 )
 
 const (
-	// DefaultDialTimeout bounds Open (connection, TLS handshake and the
+	// defaultDialTimeout bounds Open (connection, TLS handshake and the
 	// first round trip), and each TCP connection and TLS handshake later,
 	// when Config.DialTimeout is zero.
-	DefaultDialTimeout = adapter.DefaultDialTimeout
+	defaultDialTimeout = adapter.DefaultDialTimeout
 
-	// DefaultRequestTimeout bounds every call whose context has no deadline
+	// defaultRequestTimeout bounds every call whose context has no deadline
 	// when Config.RequestTimeout is zero.
-	DefaultRequestTimeout = adapter.DefaultRequestTimeout
+	defaultRequestTimeout = adapter.DefaultRequestTimeout
 
 	// watchWait is how long one blocking query of a watch waits for a
 	// change. Each query is also bounded by watchWait*17/16 (Consul adds
@@ -66,11 +66,11 @@ type Config struct {
 	TLS *tls.Config
 
 	// DialTimeout bounds Open, and each TCP connection and TLS handshake.
-	// Default DefaultDialTimeout.
+	// Default 5s.
 	DialTimeout time.Duration
 
 	// RequestTimeout bounds every call whose context has no deadline.
-	// Default DefaultRequestTimeout.
+	// Default 5s.
 	RequestTimeout time.Duration
 }
 
@@ -84,7 +84,7 @@ type settings struct {
 // resolve validates c and applies the defaults.
 func (c Config) resolve() (settings, error) {
 	st := settings{scheme: "http", token: c.Token, dialTimeout: c.DialTimeout, requestTimeout: c.RequestTimeout}
-	if err := adapter.CheckEndpoints(ErrInvalidConfig, c.Endpoints, 1, "a Consul client talks to one agent"); err != nil {
+	if err := adapter.CheckEndpoints(errInvalidConfig, c.Endpoints, 1, "a Consul client talks to one agent"); err != nil {
 		return st, err
 	}
 	ep := c.Endpoints[0]
@@ -92,7 +92,7 @@ func (c Config) resolve() (settings, error) {
 	if c.TLS != nil {
 		st.scheme, st.tls = "https", c.TLS.Clone()
 	}
-	return st, adapter.CheckDialRequest(ErrInvalidConfig, &st.dialTimeout, &st.requestTimeout)
+	return st, adapter.CheckDialRequest(errInvalidConfig, &st.dialTimeout, &st.requestTimeout)
 }
 
 // configNoMethods is Config without its methods, for the encodings below.

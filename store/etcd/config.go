@@ -11,11 +11,11 @@ import (
 )
 
 const (
-	// DefaultDialTimeout is Config.DialTimeout's default.
-	DefaultDialTimeout = adapter.DefaultDialTimeout
+	// defaultDialTimeout is Config.DialTimeout's default.
+	defaultDialTimeout = adapter.DefaultDialTimeout
 
-	// DefaultRequestTimeout is Config.RequestTimeout's default.
-	DefaultRequestTimeout = adapter.DefaultRequestTimeout
+	// defaultRequestTimeout is Config.RequestTimeout's default.
+	defaultRequestTimeout = adapter.DefaultRequestTimeout
 )
 
 // Config of an etcd store for elections. Zero values take documented
@@ -38,17 +38,17 @@ type Config struct {
 	TLS *tls.Config
 
 	// DialTimeout bounds Open: the connection, the authentication when
-	// Username is set, and the probe read. Default DefaultDialTimeout.
+	// Username is set, and the probe read. Default 5s.
 	DialTimeout time.Duration
 
 	// RequestTimeout bounds any call whose context has no deadline.
-	// Default DefaultRequestTimeout.
+	// Default 5s.
 	RequestTimeout time.Duration
 }
 
 // validate checks cfg and returns it with its defaults filled in.
 func (cfg Config) validate() (Config, error) {
-	if err := adapter.CheckNetwork(ErrInvalidConfig, &cfg.Endpoints, 0, "", &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
+	if err := adapter.CheckNetwork(errInvalidConfig, &cfg.Endpoints, 0, "", &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
 		return cfg, err
 	}
 	if (cfg.Username == "") != (cfg.Password == "") {

@@ -15,7 +15,7 @@ import (
 // postgresBackend opens PostgreSQL through store/postgres:
 // postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA[&sslcert=CRT&sslkey=KEY][&table=NAME].
 // A password or client key is never sent without verified TLS unless the
-// URL says sslmode=disable (postgres.ErrInsecure)
+// URL says sslmode=disable (a *store.ConfigError for "sslmode")
 // (docs/backends.md, PostgreSQL, Secured).
 // The build tag leadership_no_postgres leaves it out (see postgres_off.go).
 var postgresBackend = backend{name: "postgres", schemes: []string{"postgres", "postgresql"}, open: (*Spec).openPostgres}
@@ -57,8 +57,9 @@ func (s *Spec) openPostgres(ctx context.Context, p *params) (store.Store, error)
 	case errors.As(err, &ce) && ce.Field == "DSN":
 		// postgres says why without the DSN; the URL is not shown either.
 		return nil, &ConfigError{Invalid: storeURL{}, Field: "url", Reason: "not a PostgreSQL URL: " + ce.Reason}
-	case errors.Is(err, postgres.ErrInsecure) && errors.As(err, &ce):
-		return nil, &ConfigError{Invalid: storeURL{}, Field: ce.Field, Reason: ce.Reason, Err: postgres.ErrInsecure}
+	case errors.As(err, &ce) && ce.Field == "sslmode":
+		// credentials without verified TLS: the reason names the way out.
+		return nil, &ConfigError{Invalid: storeURL{}, Field: ce.Field, Reason: ce.Reason, Err: ce.Err}
 	}
 	return nonNil(kv, err)
 }

@@ -43,9 +43,9 @@ func TestEndpointsOverride(t *testing.T) {
 		if err == nil {
 			_, err = c.poolConfig(c.DSN, &st)
 		}
-		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Field != "Endpoints" || !errors.Is(err, ErrInvalidConfig) || !errors.Is(err, lstore.ErrInvalidConfig) {
-			t.Errorf("endpoint %q: %v, want a *ConfigError on Endpoints", bad, err)
+		var ce *configError
+		if !errors.As(err, &ce) || ce.Field != "Endpoints" || !errors.Is(err, errInvalidConfig) || !errors.Is(err, lstore.ErrInvalidConfig) {
+			t.Errorf("endpoint %q: %v, want a *configError on Endpoints", bad, err)
 		}
 	}
 	c := &Config{DSN: cfg.DSN, RequestTimeout: -1}

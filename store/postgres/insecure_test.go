@@ -126,7 +126,7 @@ func (f *pwServer) received() []string {
 // TestNoPasswordWithoutVerifiedTLS: a password (or client key) is never
 // sent to a server that declines TLS or presents a certificate nobody
 // trusts, unless the DSN asks for plain text (sslmode=disable); the refusal
-// names the way out and matches ErrInsecure.
+// names the way out and matches errInsecure.
 func TestNoPasswordWithoutVerifiedTLS(t *testing.T) {
 	const secret = "n0tInClear"
 	ca := storetest.NewCA(t, "trusted")
@@ -138,7 +138,7 @@ func TestNoPasswordWithoutVerifiedTLS(t *testing.T) {
 		name      string
 		untrusted bool
 		params    string
-		insecure  bool // refused before any connection (ErrInsecure)
+		insecure  bool // refused before any connection (errInsecure)
 	}{
 		{"no sslmode, TLS declined", false, "", true},
 		{"prefer, TLS declined", false, "sslmode=prefer", true},
@@ -168,8 +168,8 @@ func TestNoPasswordWithoutVerifiedTLS(t *testing.T) {
 			if got := srv.received(); len(got) > 0 {
 				t.Errorf("the server was sent the password %q", got)
 			}
-			if tc.insecure != errors.Is(err, ErrInsecure) {
-				t.Errorf("errors.Is(err, ErrInsecure) = %v, want %v: %v", !tc.insecure, tc.insecure, err)
+			if tc.insecure != errors.Is(err, errInsecure) {
+				t.Errorf("errors.Is(err, errInsecure) = %v, want %v: %v", !tc.insecure, tc.insecure, err)
 			}
 			if strings.Contains(err.Error(), secret) {
 				t.Errorf("the error shows the password: %v", err)

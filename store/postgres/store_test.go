@@ -28,7 +28,7 @@ func TestNewUnreachable(t *testing.T) {
 	require.Error(t, err)
 	require.ErrorIs(t, err, store.ErrNotReachable)
 
-	var ue *UnreachableError
+	var ue *unreachableError
 	require.ErrorAs(t, err, &ue)
 	t.Logf("refused: failed after %v", time.Since(start))
 	assert.Less(t, time.Since(start), storetest.Patience, "hung")
@@ -78,10 +78,10 @@ func TestBadConfig(t *testing.T) {
 	}
 
 	_, err := valkeyrie.NewStore(ctx, StoreName, nil, nil)
-	require.ErrorIs(t, err, ErrNoEndpoint)
+	require.ErrorIs(t, err, errNoEndpoint)
 
 	_, err = Open(ctx, Config{})
-	require.ErrorIs(t, err, ErrNoEndpoint)
+	require.ErrorIs(t, err, errNoEndpoint)
 
 	for _, cfg := range []Config{
 		{Table: "bad-name"},
@@ -94,11 +94,11 @@ func TestBadConfig(t *testing.T) {
 	} {
 		cfg.DSN = "postgres://x@127.0.0.1:1/db"
 		_, err := Open(ctx, cfg)
-		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", cfg)
+		require.ErrorIs(t, err, errInvalidConfig, "%+v", cfg)
 	}
 
 	_, err = Open(ctx, Config{DSN: "postgres://x@127.0.0.1:1/db?connect_timeout=abc"})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, errInvalidConfig)
 }
 
 func TestChannelMismatch(t *testing.T) {
@@ -106,7 +106,7 @@ func TestChannelMismatch(t *testing.T) {
 	openOn(t, table)
 
 	_, err := Open(context.Background(), Config{DSN: testDSN(t), Table: table, Channel: "elsewhere"})
-	require.ErrorIs(t, err, ErrChannelMismatch)
+	require.ErrorIs(t, err, errChannelMismatch)
 }
 
 func TestConcurrentOpen(t *testing.T) {
@@ -240,7 +240,7 @@ func TestListAndDeleteTree(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrKeyNotFound)
 
 	_, err = kv.Get(ctx, "/", nil)
-	require.ErrorIs(t, err, ErrEmptyKey)
+	require.ErrorIs(t, err, errEmptyKey)
 }
 
 func TestContextHonoured(t *testing.T) {
@@ -285,7 +285,7 @@ func TestChannelSharedByTables(t *testing.T) {
 	openOn(t, first)
 
 	_, err := Open(context.Background(), Config{DSN: testDSN(t), Table: second, Channel: first + "_events"})
-	require.ErrorIs(t, err, ErrChannelMismatch)
+	require.ErrorIs(t, err, errChannelMismatch)
 
 	openOn(t, second) // its own default channel is fine
 }

@@ -11,11 +11,11 @@ import (
 )
 
 const (
-	// DefaultDialTimeout is Config.DialTimeout's default.
-	DefaultDialTimeout = adapter.DefaultDialTimeout
+	// defaultDialTimeout is Config.DialTimeout's default.
+	defaultDialTimeout = adapter.DefaultDialTimeout
 
-	// DefaultRequestTimeout is Config.RequestTimeout's default.
-	DefaultRequestTimeout = adapter.DefaultRequestTimeout
+	// defaultRequestTimeout is Config.RequestTimeout's default.
+	defaultRequestTimeout = adapter.DefaultRequestTimeout
 )
 
 // Config of a Redis store for elections. Zero values take documented
@@ -41,17 +41,17 @@ type Config struct {
 
 	// DialTimeout bounds Open: the probe connection, authentication and
 	// read, and the construction of kvtools' store. Default
-	// DefaultDialTimeout.
+	// 5s.
 	DialTimeout time.Duration
 
 	// RequestTimeout bounds any call whose context has no deadline.
-	// Default DefaultRequestTimeout.
+	// Default 5s.
 	RequestTimeout time.Duration
 }
 
 // validate checks cfg and returns it with its defaults filled in.
 func (cfg Config) validate() (Config, error) {
-	if err := adapter.CheckNetwork(ErrInvalidConfig, &cfg.Endpoints, 1, "kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)",
+	if err := adapter.CheckNetwork(errInvalidConfig, &cfg.Endpoints, 1, "kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)",
 		&cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
 		return cfg, err
 	}

@@ -29,10 +29,10 @@ type guarded = guard.Fenced
 // applied.
 //
 // A server that does not answer within cfg.DialTimeout (or ctx's earlier
-// deadline) gives an *UnreachableError, which matches store.ErrNotReachable,
+// deadline) gives an error matching store.ErrUnreachable, which matches store.ErrNotReachable,
 // after that time. A server that answers with an error (wrong password,
 // bad DB) gives that error. A cancelled ctx gives ctx.Err(). An invalid
-// cfg gives a *ConfigError at once.
+// cfg gives a *store.ConfigError at once.
 //
 // The check runs on a short-lived client of its own, with DialTimeout as
 // its socket timeouts, because kvtools' constructor sends CONFIG SET on a
