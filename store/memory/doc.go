@@ -18,7 +18,7 @@
 //	events, err := kv.Watch(ctx, "service/leader", nil)
 //
 // Importing the package also registers the store with valkeyrie under
-// StoreName ("memory"), the first endpoint naming the backend (see
+// StoreName ("leadership-memory"), the first endpoint naming the backend (see
 // valkeyrie.go): valkeyrie.NewStore(ctx, memory.StoreName,
 // []string{"cluster-a"}, nil) returns the same *Store behind the interface.
 //

@@ -16,7 +16,7 @@
 //	defer kv.Close()
 //
 // Importing the package also registers the store with valkeyrie under
-// StoreName ("postgres"), whose first endpoint is the DSN (see
+// StoreName ("leadership-postgres"), whose first endpoint is the DSN (see
 // valkeyrie.go). Open pings the server within Config.DialTimeout
 // (default 5s) and fails with an error matching store.ErrUnreachable, which wraps
 // store.ErrNotReachable, when it cannot be reached. Within the same

@@ -7,6 +7,6 @@ import "github.com/leadership-go/leadership/store/internal/adapter"
 // options) is Open with options (nil, or a *Config) and the endpoints,
 // when given, as its DSN (the first one). The store.Store it returns is a
 // *Store.
-const StoreName = "postgres"
+const StoreName = "leadership-postgres"
 
 func init() { adapter.Register(StoreName, Open, func(c *Config, eps []string) { c.DSN = eps[0] }) }
