@@ -97,8 +97,8 @@ func TestConfigCommonFields(t *testing.T) {
 		"DialTimeout":    reflect.TypeFor[time.Duration](),
 		"RequestTimeout": reflect.TypeFor[time.Duration](),
 		"Username":       reflect.TypeFor[string](),
-		"Password":       reflect.TypeFor[string](),
-		"Token":          reflect.TypeFor[string](),
+		"Password":       reflect.TypeFor[store.Secret](), // the one masking type
+		"Token":          reflect.TypeFor[store.Secret](),
 	}
 	for _, f := range faces() {
 		if f.config.Name() != "Config" || f.config.Kind() != reflect.Struct {
@@ -255,7 +255,12 @@ var detail = map[string]string{
 var leftover = map[string]map[string]string{
 	// store/open's zookeeper URL parser reads acl=... with it; unexported
 	// once that parser is part of store/zookeeper (one module per backend).
-	"zookeeper": {"ParseACL": "store/open/zookeeper.go"},
+	"zookeeper": {
+		"ParseACL": "store/open/zookeeper.go",
+		// They mask the digest ids of Config.ACL ([]zk.ACL, whose ID
+		// a store.Secret cannot be); its Password is a store.Secret.
+		"Config.Format": "ACL", "Config.GoString": "ACL", "Config.MarshalJSON": "ACL", "Config.LogValue": "ACL",
+	},
 }
 
 // exported returns the package's exported names, as go/doc would list
@@ -316,8 +321,6 @@ func TestExportedNames(t *testing.T) {
 				return true
 			case typ == "Store":
 				return true
-			case typ == "Config" && slices.Contains([]string{"Format", "GoString", "MarshalJSON", "LogValue"}, method):
-				return true // the masking methods, until one type masks
 			case typ == detail[f.dir] && (!isMethod || slices.Contains([]string{"Error", "Unwrap", "Is"}, method)):
 				return true
 			}

@@ -2,11 +2,9 @@ package etcd
 
 import (
 	"crypto/tls"
-	"encoding/json"
-	"fmt"
-	"log/slog"
 	"time"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
@@ -30,7 +28,8 @@ type Config struct {
 	// neither). For client-certificate authentication, leave them empty
 	// and put the certificate in TLS.
 	Username string
-	Password string
+	// Password is a store.Secret: fmt, JSON and slog show it masked.
+	Password lstore.Secret
 
 	// TLS, when set, makes the client dial the members with TLS using this
 	// configuration (server CA in RootCAs, client certificates in
@@ -56,27 +55,3 @@ func (cfg Config) validate() (Config, error) {
 	}
 	return cfg, nil
 }
-
-// configNoMethods is Config without its methods, for the encodings below.
-type configNoMethods Config
-
-// masked is c with its secrets masked.
-func (c Config) masked() configNoMethods {
-	m := configNoMethods(c)
-	m.Password = adapter.MaskString(m.Password)
-	return m
-}
-
-// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
-func (c Config) Format(f fmt.State, verb rune) {
-	adapter.FormatMasked(f, verb, c.masked(), "etcd.configNoMethods", "etcd.Config")
-}
-
-// GoString is %#v of c, its secrets masked.
-func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
-
-// MarshalJSON encodes c with its secrets masked.
-func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
-
-// LogValue is c for log/slog, its secrets masked.
-func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

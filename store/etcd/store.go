@@ -46,7 +46,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		// is unbounded.
 		ConnectionTimeout: time.Until(deadline),
 		Username:          cfg.Username,
-		Password:          cfg.Password,
+		Password:          string(cfg.Password),
 	}
 	if cfg.TLS != nil {
 		kcfg.TLS = cfg.TLS.Clone()

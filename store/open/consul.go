@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/kvtools/valkeyrie/store"
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/consul"
 )
 
@@ -25,6 +26,6 @@ func (s *Spec) openConsul(ctx context.Context, p *params) (store.Store, error) {
 			token = s.Password // consul://anything:TOKEN@host
 		}
 	}
-	return openOnce(ctx, p, consul.Open, consul.Config{Endpoints: eps, Token: token, TLS: tlsConfig(p),
+	return openOnce(ctx, p, consul.Open, consul.Config{Endpoints: eps, Token: lstore.Secret(token), TLS: tlsConfig(p),
 		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")})
 }

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/kvtools/valkeyrie/store"
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/etcd"
 )
 
@@ -20,6 +21,6 @@ func (s *Spec) openEtcd(ctx context.Context, p *params) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return openOnce(ctx, p, etcd.Open, etcd.Config{Endpoints: eps, Username: s.Username, Password: s.Password, TLS: tlsConfig(p),
+	return openOnce(ctx, p, etcd.Open, etcd.Config{Endpoints: eps, Username: s.Username, Password: lstore.Secret(s.Password), TLS: tlsConfig(p),
 		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")})
 }

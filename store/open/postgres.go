@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/postgres"
 )
 
@@ -45,7 +46,7 @@ func (s *Spec) openPostgres(ctx context.Context, p *params) (store.Store, error)
 	if enc := q.Encode(); enc != "" {
 		dsn += "?" + enc
 	}
-	cfg.DSN = dsn
+	cfg.DSN = lstore.Secret(dsn)
 	for _, e := range s.Endpoints {
 		if err := checkBrackets(e); err != nil {
 			return nil, err

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/kvtools/valkeyrie/store"
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/redis"
 )
 
@@ -31,6 +32,6 @@ func (s *Spec) openRedis(ctx context.Context, p *params) (store.Store, error) {
 	if s.Scheme == "rediss" && tlsCfg == nil {
 		tlsCfg = defaultTLS()
 	}
-	return openOnce(ctx, p, redis.Open, redis.Config{Endpoints: eps, Username: s.Username, Password: s.Password, DB: db, TLS: tlsCfg,
+	return openOnce(ctx, p, redis.Open, redis.Config{Endpoints: eps, Username: s.Username, Password: lstore.Secret(s.Password), DB: db, TLS: tlsCfg,
 		DialTimeout: p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")})
 }

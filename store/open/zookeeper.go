@@ -9,6 +9,7 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/kvtools/valkeyrie/store"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/zookeeper"
 )
 
@@ -41,7 +42,7 @@ func (s *Spec) openZooKeeper(ctx context.Context, p *params) (store.Store, error
 			return nil, &ConfigError{Invalid: storeURL{}, Field: "acl", Reason: reason, Err: nil}
 		}
 	}
-	return openOnce(ctx, p, zookeeper.Open, zookeeper.Config{Endpoints: eps, Username: s.Username, Password: s.Password,
+	return openOnce(ctx, p, zookeeper.Open, zookeeper.Config{Endpoints: eps, Username: s.Username, Password: lstore.Secret(s.Password),
 		ACL: acl, TLS: tlsConfig(p),
 		SessionTimeout: p.duration("session_timeout"),
 		DialTimeout:    p.duration("dial_timeout"), RequestTimeout: p.duration("request_timeout")})

@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"regexp"
 	"strconv"
@@ -16,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
@@ -53,14 +52,17 @@ type Config struct {
 
 	// Username and Password, when set, replace the DSN's user and password.
 	Username string
-	Password string
+	// Password is a store.Secret: fmt, JSON and slog show it masked.
+	Password lstore.Secret
 
 	// DSN is the PostgreSQL DSN or URL that Open connects to, as pgx takes
 	// it ("postgres://user:pass@host:5432/db?sslmode=verify-full&sslrootcert=CA").
 	// A password or client key is never sent without verified TLS unless
 	// it says sslmode=disable (else a *store.ConfigError for sslmode). valkeyrie.NewStore takes its first
 	// endpoint in its place when given one.
-	DSN string
+	// DSN is a store.Secret (it may hold a password): fmt, JSON and slog
+	// show it masked whole.
+	DSN lstore.Secret
 
 	// Table is the table holding the keys, created if missing. Default
 	// "leadership_kv". Letters, digits and underscores, at most 54 bytes.
@@ -208,7 +210,7 @@ func (c *Config) override(cc *pgx.ConnConfig) error {
 		cc.User = c.Username
 	}
 	if c.Password != "" {
-		cc.Password = c.Password
+		cc.Password = string(c.Password)
 	}
 	if len(c.Endpoints) == 0 {
 		return nil
@@ -320,28 +322,3 @@ func requireVerifiedTLS(cc *pgx.ConnConfig) error {
 		"sslrootcert, which is pgx's default when none is given): use sslmode=verify-full with sslrootcert=CA "+
 		"(or verify-ca), or sslmode=disable to send them in plain text on purpose", errInsecure)
 }
-
-// configNoMethods is Config without its methods, for the encodings below.
-type configNoMethods Config
-
-// masked is c with its secrets masked.
-func (c Config) masked() configNoMethods {
-	m := configNoMethods(c)
-	m.DSN = adapter.MaskDSN(m.DSN)
-	m.Password = adapter.MaskString(m.Password)
-	return m
-}
-
-// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
-func (c Config) Format(f fmt.State, verb rune) {
-	adapter.FormatMasked(f, verb, c.masked(), "postgres.configNoMethods", "postgres.Config")
-}
-
-// GoString is %#v of c, its secrets masked.
-func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
-
-// MarshalJSON encodes c with its secrets masked.
-func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
-
-// LogValue is c for log/slog, its secrets masked.
-func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
@@ -160,7 +161,7 @@ func TestNoPasswordWithoutVerifiedTLS(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			kv, err := Open(ctx, Config{DSN: dsn})
+			kv, err := Open(ctx, Config{DSN: lstore.Secret(dsn)})
 			if err == nil {
 				_ = kv.Close()
 				t.Fatal("opened")
@@ -183,7 +184,7 @@ func TestNoPasswordWithoutVerifiedTLS(t *testing.T) {
 	srv := newPwServer(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if kv, err := Open(ctx, Config{DSN: "postgres://app:" + secret + "@" + srv.addr + "/db?connect_timeout=10&sslmode=disable"}); err == nil {
+	if kv, err := Open(ctx, Config{DSN: lstore.Secret("postgres://app:" + secret + "@" + srv.addr + "/db?connect_timeout=10&sslmode=disable")}); err == nil {
 		_ = kv.Close()
 		t.Fatal("opened the fake server")
 	}

@@ -69,7 +69,7 @@ var _ store.Store = (*Store)(nil)
 // reached, at once with an error matching store.ErrInvalidConfig for an empty DSN without Endpoints, and with a
 // *store.ConfigError for an unusable DSN or Config.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	return open(ctx, cfg.DSN, &cfg)
+	return open(ctx, string(cfg.DSN), &cfg)
 }
 
 // open is Open on dsn.

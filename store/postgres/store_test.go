@@ -11,6 +11,7 @@ import (
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/guard"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
@@ -60,7 +61,7 @@ func TestNewUnreachable(t *testing.T) {
 	}()
 
 	start = time.Now()
-	_, err = Open(context.Background(), Config{DSN: "postgres://nobody@" + ln.Addr().String() + "/db?sslmode=disable", DialTimeout: 300 * time.Millisecond})
+	_, err = Open(context.Background(), Config{DSN: lstore.Secret("postgres://nobody@" + ln.Addr().String() + "/db?sslmode=disable"), DialTimeout: 300 * time.Millisecond})
 	require.ErrorIs(t, err, store.ErrNotReachable)
 	t.Logf("hung: failed after %v", time.Since(start))
 	assert.Less(t, time.Since(start), storetest.Patience, "hung")
@@ -105,7 +106,7 @@ func TestChannelMismatch(t *testing.T) {
 	table := freshTable(t)
 	openOn(t, table)
 
-	_, err := Open(context.Background(), Config{DSN: testDSN(t), Table: table, Channel: "elsewhere"})
+	_, err := Open(context.Background(), Config{DSN: lstore.Secret(testDSN(t)), Table: table, Channel: "elsewhere"})
 	require.ErrorIs(t, err, errChannelMismatch)
 }
 
@@ -284,7 +285,7 @@ func TestChannelSharedByTables(t *testing.T) {
 	first, second := freshTable(t), freshTable(t)
 	openOn(t, first)
 
-	_, err := Open(context.Background(), Config{DSN: testDSN(t), Table: second, Channel: first + "_events"})
+	_, err := Open(context.Background(), Config{DSN: lstore.Secret(testDSN(t)), Table: second, Channel: first + "_events"})
 	require.ErrorIs(t, err, errChannelMismatch)
 
 	openOn(t, second) // its own default channel is fine

@@ -1,6 +1,9 @@
 package postgres
 
-import "github.com/leadership-go/leadership/store/internal/adapter"
+import (
+	lstore "github.com/leadership-go/leadership/store"
+	"github.com/leadership-go/leadership/store/internal/adapter"
+)
 
 // StoreName is the name under which importing the package registers the
 // store with valkeyrie: valkeyrie.NewStore(ctx, StoreName, endpoints,
@@ -9,4 +12,6 @@ import "github.com/leadership-go/leadership/store/internal/adapter"
 // *Store.
 const StoreName = "leadership-postgres"
 
-func init() { adapter.Register(StoreName, Open, func(c *Config, eps []string) { c.DSN = eps[0] }) }
+func init() {
+	adapter.Register(StoreName, Open, func(c *Config, eps []string) { c.DSN = lstore.Secret(eps[0]) })
+}

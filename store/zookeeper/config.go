@@ -11,6 +11,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
@@ -51,7 +52,9 @@ type Config struct {
 	// is the digest of both): a wrong one shows as the first refused call,
 	// an *AccessError matching store.ErrAuth when the node's ACL is
 	// readable and grants the user the right refused.
-	Username, Password string
+	Username string
+	// Password is a store.Secret: fmt, JSON and slog show it masked.
+	Password lstore.Secret
 
 	// ACL, when set, is the ACL of every node the store creates (the
 	// election's record and its missing parents), instead of the defaults
@@ -99,7 +102,7 @@ type settings struct {
 func (c Config) resolve() (settings, error) {
 	st := settings{
 		username:       c.Username,
-		password:       c.Password,
+		password:       string(c.Password),
 		sessionTimeout: c.SessionTimeout,
 		dialTimeout:    c.DialTimeout,
 		requestTimeout: c.RequestTimeout,
@@ -143,7 +146,6 @@ type configNoMethods Config
 // masked is c with its secrets masked.
 func (c Config) masked() configNoMethods {
 	m := configNoMethods(c)
-	m.Password = adapter.MaskString(m.Password)
 	if len(m.ACL) > 0 {
 		m.ACL = slices.Clone(m.ACL)
 		for i, a := range m.ACL {
