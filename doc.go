@@ -2,7 +2,7 @@
 // distributed key/value store reached through valkeyrie's store.Store:
 // etcd, Consul, ZooKeeper, Redis, PostgreSQL, or the embedded in-memory
 // store. Each adapter lives in its own package and registers itself with
-// valkeyrie when imported: import store/memory (registered as "memory") or
+// valkeyrie when imported: import store/memory (registered as memory.StoreName, "leadership-memory") or
 // the adapter of your store; this package imports none of them.
 //
 // A Candidate runs for election and reports on a channel whether it leads;

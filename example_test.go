@@ -17,7 +17,7 @@ import (
 // A candidate on the embedded store: false first, then true once elected.
 func ExampleCandidate() {
 	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-candidate"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-candidate"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -48,7 +48,7 @@ func ExampleCandidate() {
 // A follower names the current leader first, then every change.
 func ExampleFollower() {
 	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-follower"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-follower"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -79,7 +79,7 @@ func ExampleFollower() {
 // moment leadership does.
 func ExampleCandidate_Run() {
 	ctx, cancel := context.WithCancel(context.Background())
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-run"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-run"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -105,7 +105,7 @@ func ExampleCandidate_Run() {
 // says why it ended.
 func ExampleCandidate_Campaign() {
 	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-campaign"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-campaign"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -133,7 +133,7 @@ func ExampleCandidate_Campaign() {
 // proxy, routes by it.
 func ExampleCandidate_Proclaim() {
 	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-proclaim"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-proclaim"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -175,7 +175,7 @@ func ExampleCandidate_Proclaim() {
 // restart of the leader's host.
 func ExampleCandidate_HandOff() {
 	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-handoff"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-handoff"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -212,7 +212,7 @@ func ExampleCandidate_HandOff() {
 // (Comcast's go-leaderelection Status).
 func ExampleCandidate_Status() {
 	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-status"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-status"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -239,7 +239,7 @@ func ExampleCandidate_Status() {
 // candidate competes again after its holdoff.
 func ExampleCandidate_Resign() {
 	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-resign"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-resign"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -269,7 +269,7 @@ func ExampleCandidate_Resign() {
 // Ending an election tells every candidate and follower of the key.
 func ExampleEndElection() {
 	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"example-end"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-end"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -301,7 +301,7 @@ func ExampleEndElection() {
 func TestSeedReadmeExamples(t *testing.T) {
 	ctx := context.Background()
 	// Create a store using valkeyrie.
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"readme"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"readme"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -397,7 +397,7 @@ func TestSeedReadmeExamples(t *testing.T) {
 // leads again once the store is back.
 func TestSeedReadmeFaultTolerance(t *testing.T) {
 	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, "memory", []string{"readme-faults"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"readme-faults"}, nil)
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,6 @@
 package leadership_test
 
-import "github.com/leadership-go/leadership/store/memory"
+import "github.com/leadership-go/leadership/internal/memfault"
 
-func memoryStop(name string)  { memory.StopServer(name) }
-func memoryStart(name string) { memory.StartServer(name) }
+func memoryStop(name string)  { memfault.StopServer(name) }
+func memoryStart(name string) { memfault.StartServer(name) }

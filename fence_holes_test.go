@@ -11,7 +11,7 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 
-	"github.com/leadership-go/leadership/store/memory"
+	"github.com/leadership-go/leadership/internal/memfault"
 )
 
 // Regression tests for the fencing holes of issue 23 (3, 4, 6 and 8), each
@@ -44,7 +44,7 @@ func TestFencedPutRefusedOverRecordAtReusedIndex(t *testing.T) {
 
 		ha.failGets.Store(true) // a is paused: it learns nothing more
 		ha.watchDelay.Store(int64(time.Hour))
-		memory.LoseData(name)
+		memfault.LoseData(name)
 		bt := leadsSoon(t, b, term.Token, 3*ttl)
 
 		guard, _, ok := a.values.lastWrite(term.Token)
@@ -95,7 +95,7 @@ func TestDeleteElectionSparesRecordAtReusedIndex(t *testing.T) {
 		}
 		end := time.Now()
 		hb.failGets.Store(false) // b lives through the loss
-		memory.LoseData(name)
+		memfault.LoseData(name)
 		for range ended.LastIndex - 1 { // the index restarts: b's write gets i
 			if err := raw.h.Put(context.Background(), "pad", []byte("x"), nil); err != nil {
 				t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/leadership-go/leadership/internal/memfault"
 	"github.com/leadership-go/leadership/store/memory"
 )
 
@@ -57,10 +58,10 @@ func TestFollowerDoesNotNameAndDropAtOnceAfterWipe(t *testing.T) {
 		recvUntil("the follower names the first leader", func(o Status) bool { return o.Leader != "" })
 		first := seen[len(seen)-1]
 
-		memory.StopServer(name)
+		memfault.StopServer(name)
 		time.Sleep(3 * ttl)
-		memory.LoseData(name)
-		memory.StartServer(name)
+		memfault.LoseData(name)
+		memfault.StartServer(name)
 		restarted := len(seen)
 		recvUntil("the follower names the new term's leader", func(o Status) bool { return o.Leader != "" && o.Token > first.Token })
 		// The new leader renews for several TTLs: named throughout.

@@ -8,7 +8,7 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/leadership-go/leadership/store/memory"
+	"github.com/leadership-go/leadership/internal/memfault"
 )
 
 // Regression tests for the schedules of the safety issue, each exact under
@@ -90,7 +90,7 @@ func TestLateWatchEventDoesNotUndoDataLoss(t *testing.T) {
 		_, leaders := runFollower(t, hf)
 		nextNamed(t, leaders, "a", "first value")
 		time.Sleep(10*ttl/3 + 100*time.Millisecond) // just after a renewal
-		memory.LoseData(name)
+		memfault.LoseData(name)
 		a.Stop()
 		nextNamed(t, leaders, "", "after the loss")
 		// b joins and leads once the lost holder's lease surely ended.
@@ -238,7 +238,7 @@ func TestJoinedWhileMissingSurvivesOlderGeneration(t *testing.T) {
 		}
 		a, term := leaderA(t, ha, ttl)
 		ha.Disconnect() // so that f and c join while the key is missing
-		memory.LoseData(name)
+		memfault.LoseData(name)
 		f, leaders := runFollower(t, hf)
 		c := startCandidate(t, hc, "c", ttl, WithTimings(Timings{StartupWait: ttl}))
 		nextNamed(t, leaders, "", "first value")
@@ -266,7 +266,7 @@ func TestStartupWaitAfterDataLoss(t *testing.T) {
 		time.Sleep(ttl / 3) // a renews now
 		synctest.Wait()
 		ha.Disconnect()
-		memory.LoseData(name)
+		memfault.LoseData(name)
 		b := startCandidate(t, hb, "b", ttl, WithTimings(Timings{StartupWait: ttl}))
 		ledAfter(t, leadsSoon(t, b, 0, 2*ttl), span)
 	})
@@ -332,7 +332,7 @@ func TestFollowerNamesNoOneFromRecordRestoredAfterLoss(t *testing.T) {
 		<-span.done
 		nextNamed(t, leaders, "", "after a's deadline")
 		time.Sleep(ttl / 10)
-		memory.LoseData(name)
+		memfault.LoseData(name)
 		synctest.Wait() // the follower reads the key missing
 		other.put(backup)
 		timeout := time.NewTimer(2 * ttl)
@@ -361,7 +361,7 @@ func TestHintedHolderLostAgainIsWaitedOut(t *testing.T) {
 		b := startCandidate(t, hb, "b", ttl)
 		time.Sleep(ttl / 2)
 		ha.Disconnect() // so that b reads the key missing before a re-creates it
-		memory.LoseData(name)
+		memfault.LoseData(name)
 		synctest.Wait() // b reads the key missing: the store went back
 		hb.watchDelay.Store(int64(500 * time.Millisecond))
 		ha.Reconnect()
@@ -372,7 +372,7 @@ func TestHintedHolderLostAgainIsWaitedOut(t *testing.T) {
 		// a renews 4 times, then vanishes within its lease...
 		time.Sleep(time.Until(second.Began.Add(4*ttl/3 + 50*time.Millisecond)))
 		ha.Disconnect()
-		memory.LoseData(name)
+		memfault.LoseData(name)
 		hb.Reconnect() // ...and b reads the key missing
 		ledAfter(t, leadsSoon(t, b, second.Token, 3*ttl), span)
 	})

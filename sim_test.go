@@ -35,6 +35,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/leadership-go/leadership/internal/memfault"
 	"github.com/leadership-go/leadership/store/memory"
 )
 
@@ -629,7 +630,7 @@ func (r *simRun) healAll() {
 func (r *simRun) endOutage() {
 	r.outageUntil = time.Time{}
 	r.logf("server back")
-	memory.StartServer(r.name)
+	memfault.StartServer(r.name)
 	r.check.cutEnd(nil)
 	r.settle()
 }
@@ -1037,7 +1038,7 @@ func (r *simRun) actOutage() bool {
 		return false
 	}
 	r.outageUntil = time.Now().Add(r.between(r.maxTTL/5, 2*r.maxTTL))
-	memory.StopServer(r.name)
+	memfault.StopServer(r.name)
 	r.check.cutStart(nil)
 	r.faults.Add(1)
 	r.logf("FAULT server down until %s", r.at(r.outageUntil))
@@ -1049,7 +1050,7 @@ func (r *simRun) actOutage() bool {
 // so that the next writes reuse indexes that participants may still hold.
 func (r *simRun) actLoseData() bool {
 	last := r.check.lastIndexNow()
-	memory.LoseData(r.name)
+	memfault.LoseData(r.name)
 	r.check.goBack("loss")
 	r.faults.Add(1)
 	reuse := uint64(0)

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/leadership-go/leadership/internal/memfault"
 	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/memory"
 )
@@ -37,13 +38,13 @@ func (b memoryBackend) Client(t *testing.T) *leadershiptest.Client {
 	}
 }
 
-func (b memoryBackend) StopServer(*testing.T) { memory.StopServer(b.name) }
+func (b memoryBackend) StopServer(*testing.T) { memfault.StopServer(b.name) }
 
 func (b memoryBackend) StartServer(*testing.T) {
 	if b.loseData {
-		memory.LoseData(b.name)
+		memfault.LoseData(b.name)
 	}
-	memory.StartServer(b.name)
+	memfault.StartServer(b.name)
 }
 
 var (

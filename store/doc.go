@@ -1,6 +1,9 @@
 // Package store is what every store adapter of this module shares in its
-// face: the error vocabulary (see errors.go) that the adapters' own,
-// more detailed errors match with errors.Is.
+// face: the error vocabulary (see errors.go), which every adapter's errors
+// match with errors.Is (the adapters export no error values of their own,
+// and at most one error type with the server's details), the
+// *ConfigError of an unusable Config, and Secret, the one type that masks
+// a credential wherever a Config is shown.
 //
 // The adapters (store/memory, store/etcd, store/consul, store/zookeeper,
 // store/redis, store/postgres) all have one shape:
@@ -10,7 +13,7 @@
 // where *Store implements valkeyrie's store.Store (and so
 // leadership.Backend), fenced writes (fenced.Putter) where the backend
 // can make them, and Close. Their Config types name the common parts
-// alike: Endpoints, Username, Password (Token for Consul), TLS
+// alike: Endpoints, Username, Password (Token for Consul; both Secret), TLS
 // (*tls.Config), DialTimeout and RequestTimeout. What only valkeyrie needs
 // (registration under its StoreName, through which valkeyrie.NewStore
 // opens it) is in each adapter's valkeyrie.go.
@@ -24,6 +27,7 @@
 //	case errors.Is(err, store.ErrInvalidConfig):
 //	case errors.Is(err, store.ErrClosed):      // the handle was closed (before ErrUnreachable, which it also matches)
 //	case errors.Is(err, store.ErrUnreachable): // no answer; valkeyrie's ErrNotReachable
+//	case errors.Is(err, store.ErrInvalidKey):  // a key the backend cannot store
 //	}
 //
 // This package imports no adapter and not the root package.

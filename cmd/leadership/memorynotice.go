@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/leadership-go/leadership/store/memory"
+	"github.com/leadership-go/leadership/internal/memfault"
 	"github.com/leadership-go/leadership/store/open"
 )
 
@@ -24,7 +24,7 @@ func memoryNotice(w io.Writer, storeURL string, reader bool) (release func()) {
 	}
 	name := spec.Endpoints[0]
 	if reader {
-		if memory.InUse(name) {
+		if memfault.InUse(name) {
 			return func() {}
 		}
 		fmt.Fprintf(w, "leadership: warning: memory://%s is an embedded store inside this process: it starts empty and no other process can reach it, so this sees no election; use a server's URL (etcd://, redis://, ...) to share one\n", name)

@@ -97,8 +97,8 @@ func TestConfigCommonFields(t *testing.T) {
 		"DialTimeout":    reflect.TypeFor[time.Duration](),
 		"RequestTimeout": reflect.TypeFor[time.Duration](),
 		"Username":       reflect.TypeFor[string](),
-		"Password":       reflect.TypeFor[string](),
-		"Token":          reflect.TypeFor[string](),
+		"Password":       reflect.TypeFor[store.Secret](), // the one masking type
+		"Token":          reflect.TypeFor[store.Secret](),
 	}
 	for _, f := range faces() {
 		if f.config.Name() != "Config" || f.config.Kind() != reflect.Struct {
@@ -208,26 +208,6 @@ func (p parsed) declared(name string) []string {
 	return in
 }
 
-// exportedVars returns the package's exported package-level variables.
-func (p parsed) exportedVars() []string {
-	var out []string
-	for _, f := range p.files {
-		for _, d := range f.Decls {
-			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.VAR {
-				for _, s := range g.Specs {
-					for _, n := range s.(*ast.ValueSpec).Names {
-						if n.IsExported() {
-							out = append(out, n.Name)
-						}
-					}
-				}
-			}
-		}
-	}
-	slices.Sort(out)
-	return out
-}
-
 // The same files, and the same names in them, in every adapter; the
 // valkeyrie-only extras in valkeyrie.go alone; none of the old faces.
 func TestFileSet(t *testing.T) {
@@ -267,6 +247,96 @@ func TestFileSet(t *testing.T) {
 	}
 }
 
+// detail is the one error type each adapter may export beside the shared
+// vocabulary of package store, with the server's details: none for
+// memory, etcd and Redis.
+var detail = map[string]string{
+	"consul":    "ACLError",    // the right the token lacks, or an unknown token
+	"zookeeper": "AccessError", // the node and right refused
+	"postgres":  "RefusedError",
+}
+
+// leftover are exported names the face does not allow yet, each with the
+// reason it stays; the list only shrinks.
+var leftover = map[string]map[string]string{
+	"zookeeper": {
+		// They mask the digest ids of Config.ACL ([]zk.ACL, whose ID
+		// a store.Secret cannot be); its Password is a store.Secret.
+		"Config.Format": "ACL", "Config.GoString": "ACL", "Config.MarshalJSON": "ACL", "Config.LogValue": "ACL",
+	},
+}
+
+// exported returns the package's exported names, as go/doc would list
+// them: funcs, types, vars and consts, and the methods of exported types
+// as TYPE.METHOD.
+func (p parsed) exported() []string {
+	var out []string
+	for _, f := range p.files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if !d.Name.IsExported() {
+					continue
+				}
+				if d.Recv == nil {
+					out = append(out, d.Name.Name)
+					continue
+				}
+				recv := d.Recv.List[0].Type
+				if st, ok := recv.(*ast.StarExpr); ok {
+					recv = st.X
+				}
+				if id, ok := recv.(*ast.Ident); ok && id.IsExported() {
+					out = append(out, id.Name+"."+d.Name.Name)
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						if s.Name.IsExported() {
+							out = append(out, s.Name.Name)
+						}
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							if n.IsExported() {
+								out = append(out, n.Name)
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// The adapters export Open, Config, Store (with its methods), StoreName,
+// and at most one detail error type (with its Error, Unwrap and Is):
+// their errors are the shared vocabulary of package store, matched with
+// errors.Is, and their test faults are internal (internal/memfault).
+func TestExportedNames(t *testing.T) {
+	for _, f := range faces() {
+		allowed := func(name string) bool {
+			typ, method, isMethod := strings.Cut(name, ".")
+			switch {
+			case !isMethod && slices.Contains([]string{"Open", "Config", "Store", "StoreName"}, name):
+				return true
+			case typ == "Store":
+				return true
+			case typ == detail[f.dir] && (!isMethod || slices.Contains([]string{"Error", "Unwrap", "Is"}, method)):
+				return true
+			}
+			return leftover[f.dir][name] != ""
+		}
+		for _, name := range parse(t, f.dir).exported() {
+			if !allowed(name) {
+				t.Errorf("%s exports %s: an adapter exports Open, Config, Store, StoreName and at most one detail error type (%q); errors are store's vocabulary", f.dir, name, detail[f.dir])
+			}
+		}
+	}
+}
+
 // kinds is the vocabulary.
 var kinds = map[string]error{
 	"ErrAuth":          store.ErrAuth,
@@ -275,75 +345,9 @@ var kinds = map[string]error{
 	"ErrInvalidConfig": store.ErrInvalidConfig,
 	"ErrUnreachable":   store.ErrUnreachable,
 	"ErrClosed":        store.ErrClosed,
-}
-
-// sentinel is one exported error variable of an adapter and the kinds of
-// the vocabulary it must match (and no others).
-type sentinel struct {
-	err   error
-	kinds []string
-}
-
-// sentinels lists every exported error variable of every adapter: a new
-// one fails TestErrorVocabulary until it is listed here with its kinds.
-func sentinels() map[string]map[string]sentinel {
-	none := []string(nil)
-	closed := []string{"ErrClosed", "ErrUnreachable"}
-	return map[string]map[string]sentinel{
-		"memory": {
-			"ErrNoName":        {memory.ErrNoName, []string{"ErrInvalidConfig"}},
-			"ErrEmptyKey":      {memory.ErrEmptyKey, none},
-			"ErrClosed":        {memory.ErrClosed, closed},
-			"ErrDisconnected":  {memory.ErrDisconnected, []string{"ErrUnreachable"}},
-			"ErrServerDown":    {memory.ErrServerDown, []string{"ErrUnreachable"}},
-			"ErrNotLocked":     {memory.ErrNotLocked, none},
-			"ErrAlreadyLocked": {memory.ErrAlreadyLocked, none},
-		},
-		"etcd": {
-			"ErrInvalidConfig":      {etcd.ErrInvalidConfig, []string{"ErrInvalidConfig"}},
-			"ErrCertificateRefused": {etcd.ErrCertificateRefused, []string{"ErrTLS"}},
-			"ErrAuthFailed":         {etcd.ErrAuthFailed, []string{"ErrAuth"}},
-			"ErrPermissionDenied":   {etcd.ErrPermissionDenied, []string{"ErrPermission"}},
-		},
-		"consul": {
-			"ErrInvalidConfig":     {consul.ErrInvalidConfig, []string{"ErrInvalidConfig"}},
-			"ErrEmptyKey":          {consul.ErrEmptyKey, none},
-			"ErrClosed":            {consul.ErrClosed, closed},
-			"ErrNoLeader":          {consul.ErrNoLeader, []string{"ErrUnreachable"}},
-			"ErrLockHeld":          {consul.ErrLockHeld, none},
-			"ErrLockNotHeld":       {consul.ErrLockNotHeld, none},
-			"ErrPermissionDenied":  {consul.ErrPermissionDenied, []string{"ErrPermission"}},
-			"ErrTokenNotFound":     {consul.ErrTokenNotFound, []string{"ErrAuth"}},
-			"ErrServerCertificate": {consul.ErrServerCertificate, []string{"ErrTLS"}},
-			"ErrClientCertificate": {consul.ErrClientCertificate, []string{"ErrTLS"}},
-		},
-		"zookeeper": {
-			"ErrInvalidConfig": {zookeeper.ErrInvalidConfig, []string{"ErrInvalidConfig"}},
-			"ErrEmptyKey":      {zookeeper.ErrEmptyKey, none},
-			"ErrClosed":        {zookeeper.ErrClosed, closed},
-			"ErrPermission":    {zookeeper.ErrPermission, []string{"ErrPermission"}},
-			"ErrAuthFailed":    {zookeeper.ErrAuthFailed, []string{"ErrAuth"}},
-		},
-		"redis": {
-			"ErrInvalidConfig":     {redis.ErrInvalidConfig, []string{"ErrInvalidConfig"}},
-			"ErrCreateUnconfirmed": {redis.ErrCreateUnconfirmed, []string{"ErrUnreachable"}},
-			"ErrTLSRefused":        {redis.ErrTLSRefused, []string{"ErrTLS"}},
-		},
-		"postgres": {
-			"ErrNoEndpoint":       {postgres.ErrNoEndpoint, []string{"ErrInvalidConfig"}},
-			"ErrInvalidConfig":    {postgres.ErrInvalidConfig, []string{"ErrInvalidConfig"}},
-			"ErrChannelMismatch":  {postgres.ErrChannelMismatch, []string{"ErrInvalidConfig"}},
-			"ErrInsecure":         {postgres.ErrInsecure, []string{"ErrInvalidConfig"}},
-			"ErrEmptyKey":         {postgres.ErrEmptyKey, none},
-			"ErrClosed":           {postgres.ErrClosed, closed},
-			"ErrNotLocked":        {postgres.ErrNotLocked, none},
-			"ErrAlreadyLocked":    {postgres.ErrAlreadyLocked, none},
-			"ErrAuth":             {postgres.ErrAuth, []string{"ErrAuth"}},
-			"ErrTLS":              {postgres.ErrTLS, []string{"ErrTLS"}},
-			"ErrPermission":       {postgres.ErrPermission, []string{"ErrPermission"}},
-			"ErrSchemaIncomplete": {postgres.ErrSchemaIncomplete, []string{"ErrPermission"}},
-		},
-	}
+	"ErrInvalidKey":    store.ErrInvalidKey,
+	"ErrAlreadyLocked": store.ErrAlreadyLocked,
+	"ErrNotLocked":     store.ErrNotLocked,
 }
 
 // matches checks that err matches exactly the kinds named.
@@ -356,56 +360,28 @@ func matches(t *testing.T, what string, err error, want []string) {
 	}
 }
 
-// Every adapter's sentinels match the vocabulary's kinds they stand for,
-// and every exported error variable is listed.
-func TestErrorVocabulary(t *testing.T) {
-	all := sentinels()
-	for _, f := range faces() {
-		listed := all[f.dir]
-		for _, name := range parse(t, f.dir).exportedVars() {
-			if !strings.HasPrefix(name, "Err") {
-				continue
-			}
-			if _, ok := listed[name]; !ok {
-				t.Errorf("%s.%s is not listed in sentinels(): say which kinds of store's vocabulary it matches", f.dir, name)
-			}
-		}
-		for name, s := range listed {
-			matches(t, f.dir+"."+name, s.err, s.kinds)
-		}
-	}
-}
-
-// The adapters' typed errors match the vocabulary too.
+// The vocabulary's kinds are distinct, and the shared *ConfigError and
+// the detail types match the kinds they carry.
 func TestTypedErrors(t *testing.T) {
+	for name, kind := range kinds {
+		matches(t, "store."+name, kind, []string{name})
+	}
 	for what, c := range map[string]struct {
 		err   error
 		kinds []string
 	}{
-		"etcd.ConfigError":        {&etcd.ConfigError{Invalid: etcd.ErrInvalidConfig, Field: "Endpoints"}, []string{"ErrInvalidConfig"}},
-		"consul.ConfigError":      {&consul.ConfigError{Invalid: consul.ErrInvalidConfig, Field: "Endpoints"}, []string{"ErrInvalidConfig"}},
-		"zookeeper.ConfigError":   {&zookeeper.ConfigError{Invalid: zookeeper.ErrInvalidConfig, Field: "Endpoints"}, []string{"ErrInvalidConfig"}},
-		"redis.ConfigError":       {&redis.ConfigError{Invalid: redis.ErrInvalidConfig, Field: "DB"}, []string{"ErrInvalidConfig"}},
-		"postgres.ConfigError":    {&postgres.ConfigError{Invalid: postgres.ErrInvalidConfig, Field: "Table"}, []string{"ErrInvalidConfig"}},
-		"etcd.UnreachableError":   {&etcd.UnreachableError{Backend: "etcd", Err: context.DeadlineExceeded}, []string{"ErrUnreachable"}},
-		"consul.UnreachableError": {&consul.UnreachableError{Backend: "consul", Err: context.DeadlineExceeded}, []string{"ErrUnreachable"}},
-		"consul.UnreachableError of a certificate": {&consul.UnreachableError{Backend: "consul",
-			Err: &consul.CertificateError{Problem: consul.ErrServerCertificate}}, []string{"ErrUnreachable", "ErrTLS"}},
-		"zookeeper.UnreachableError":           {&zookeeper.UnreachableError{Backend: "zookeeper", Err: context.DeadlineExceeded}, []string{"ErrUnreachable"}},
-		"redis.UnreachableError":               {&redis.UnreachableError{Backend: "redis", Err: context.DeadlineExceeded}, []string{"ErrUnreachable"}},
-		"postgres.UnreachableError":            {&postgres.UnreachableError{Backend: "postgres", Err: context.DeadlineExceeded}, []string{"ErrUnreachable"}},
-		"consul.ACLError denied":               {&consul.ACLError{Op: "get", Err: consul.ErrPermissionDenied}, []string{"ErrPermission"}},
-		"consul.ACLError unknown token":        {&consul.ACLError{Op: "open", Err: consul.ErrTokenNotFound}, []string{"ErrAuth"}},
-		"consul.CertificateError server":       {&consul.CertificateError{Problem: consul.ErrServerCertificate}, []string{"ErrTLS"}},
-		"consul.CertificateError client":       {&consul.CertificateError{Problem: consul.ErrClientCertificate}, []string{"ErrTLS"}},
-		"zookeeper.AccessError":                {&zookeeper.AccessError{Op: "get"}, []string{"ErrPermission"}},
-		"zookeeper.AccessError wrong password": {&zookeeper.AccessError{Op: "get", WrongPassword: true}, []string{"ErrPermission", "ErrAuth"}},
-		"postgres.RefusedError auth":           {&postgres.RefusedError{Op: "connect", Kind: postgres.ErrAuth}, []string{"ErrAuth"}},
-		"postgres.RefusedError TLS":            {&postgres.RefusedError{Op: "connect", Kind: postgres.ErrTLS}, []string{"ErrTLS"}},
-		"postgres.RefusedError permission":     {&postgres.RefusedError{Op: "put", Kind: postgres.ErrPermission}, []string{"ErrPermission"}},
-		"postgres.RefusedError schema":         {&postgres.RefusedError{Op: "open", Kind: postgres.ErrSchemaIncomplete}, []string{"ErrPermission"}},
+		"store.ConfigError":                     {&store.ConfigError{Field: "Endpoints"}, []string{"ErrInvalidConfig"}},
+		"store.ConfigError of an unusable file": {&store.ConfigError{Field: "TLS", Err: os.ErrNotExist}, []string{"ErrInvalidConfig"}},
+		"consul.ACLError":                       {&consul.ACLError{Op: "get", Err: store.ErrPermission}, []string{"ErrPermission"}},
+		"zookeeper.AccessError":                 {&zookeeper.AccessError{Op: "get"}, []string{"ErrPermission"}},
+		"zookeeper.AccessError wrong password":  {&zookeeper.AccessError{Op: "get", WrongPassword: true}, []string{"ErrPermission", "ErrAuth"}},
+		"postgres.RefusedError auth":            {&postgres.RefusedError{Op: "connect", Kind: store.ErrAuth}, []string{"ErrAuth"}},
 	} {
 		matches(t, what, c.err, c.kinds)
+	}
+	var ce *store.ConfigError
+	if err := error(&store.ConfigError{Field: "TLS", Err: os.ErrNotExist}); !errors.Is(err, os.ErrNotExist) || !errors.As(err, &ce) {
+		t.Errorf("store.ConfigError: Err not reachable: %v", err)
 	}
 }
 

@@ -73,7 +73,7 @@ func (b *batcher) do(ctx context.Context, op *api.KVTxnOp) batchResult {
 		Ctx: ctx, Key: op.Key, Size: len(op.Key) + len(op.Value)*4/3 + 128, Done: make(chan batchResult, 1),
 	}}
 	if !b.s.startTask(func() bool { return b.q.Push(c) }, b.q.Send) {
-		return batchResult{err: ErrClosed}
+		return batchResult{err: errClosed}
 	}
 	return b.q.Wait(c)
 }
@@ -119,7 +119,7 @@ func (b *batcher) run(calls []*batchCall) {
 			if r, found := byKey[c.Key]; found {
 				c.Done <- batchResult{kv: r}
 			} else {
-				c.Done <- batchResult{err: &ACLError{Err: ErrPermissionDenied, Permission: "key:read", Resource: c.Key, Anonymous: b.s.anonymous}}
+				c.Done <- batchResult{err: &ACLError{Err: errPermissionDenied, Permission: "key:read", Resource: c.Key, Anonymous: b.s.anonymous}}
 			}
 		}
 	case ok:

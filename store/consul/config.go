@@ -2,23 +2,21 @@ package consul
 
 import (
 	"crypto/tls"
-	"encoding/json"
-	"fmt"
-	"log/slog"
 	"time"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
-	// DefaultDialTimeout bounds Open (connection, TLS handshake and the
+	// defaultDialTimeout bounds Open (connection, TLS handshake and the
 	// first round trip), and each TCP connection and TLS handshake later,
 	// when Config.DialTimeout is zero.
-	DefaultDialTimeout = adapter.DefaultDialTimeout
+	defaultDialTimeout = adapter.DefaultDialTimeout
 
-	// DefaultRequestTimeout bounds every call whose context has no deadline
+	// defaultRequestTimeout bounds every call whose context has no deadline
 	// when Config.RequestTimeout is zero.
-	DefaultRequestTimeout = adapter.DefaultRequestTimeout
+	defaultRequestTimeout = adapter.DefaultRequestTimeout
 
 	// watchWait is how long one blocking query of a watch waits for a
 	// change. Each query is also bounded by watchWait*17/16 (Consul adds
@@ -59,18 +57,19 @@ type Config struct {
 	// Token is the ACL token sent with every request. Empty: the
 	// CONSUL_HTTP_TOKEN environment variable, as Consul's API client
 	// reads it, else none (anonymous).
-	Token string
+	// Token is a store.Secret: fmt, JSON and slog show it masked.
+	Token lstore.Secret
 
 	// TLS, when set, makes the store use HTTPS with this configuration
 	// (cloned; never shared with other clients). Scheme is "http" without.
 	TLS *tls.Config
 
 	// DialTimeout bounds Open, and each TCP connection and TLS handshake.
-	// Default DefaultDialTimeout.
+	// Default 5s.
 	DialTimeout time.Duration
 
 	// RequestTimeout bounds every call whose context has no deadline.
-	// Default DefaultRequestTimeout.
+	// Default 5s.
 	RequestTimeout time.Duration
 }
 
@@ -83,8 +82,8 @@ type settings struct {
 
 // resolve validates c and applies the defaults.
 func (c Config) resolve() (settings, error) {
-	st := settings{scheme: "http", token: c.Token, dialTimeout: c.DialTimeout, requestTimeout: c.RequestTimeout}
-	if err := adapter.CheckEndpoints(ErrInvalidConfig, c.Endpoints, 1, "a Consul client talks to one agent"); err != nil {
+	st := settings{scheme: "http", token: string(c.Token), dialTimeout: c.DialTimeout, requestTimeout: c.RequestTimeout}
+	if err := adapter.CheckEndpoints(errInvalidConfig, c.Endpoints, 1, "a Consul client talks to one agent"); err != nil {
 		return st, err
 	}
 	ep := c.Endpoints[0]
@@ -92,29 +91,5 @@ func (c Config) resolve() (settings, error) {
 	if c.TLS != nil {
 		st.scheme, st.tls = "https", c.TLS.Clone()
 	}
-	return st, adapter.CheckDialRequest(ErrInvalidConfig, &st.dialTimeout, &st.requestTimeout)
+	return st, adapter.CheckDialRequest(errInvalidConfig, &st.dialTimeout, &st.requestTimeout)
 }
-
-// configNoMethods is Config without its methods, for the encodings below.
-type configNoMethods Config
-
-// masked is c with its secrets masked.
-func (c Config) masked() configNoMethods {
-	m := configNoMethods(c)
-	m.Token = adapter.MaskString(m.Token)
-	return m
-}
-
-// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
-func (c Config) Format(f fmt.State, verb rune) {
-	adapter.FormatMasked(f, verb, c.masked(), "consul.configNoMethods", "consul.Config")
-}
-
-// GoString is %#v of c, its secrets masked.
-func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
-
-// MarshalJSON encodes c with its secrets masked.
-func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
-
-// LogValue is c for log/slog, its secrets masked.
-func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

@@ -21,20 +21,20 @@
 // requests share at most 64 connections, kept for reuse; blocking queries
 // have their own (see Connections). Open then asks the agent for its
 // cluster's leader until one is named, within DialTimeout or ctx's
-// deadline; otherwise it returns an *UnreachableError naming the endpoint
-// (errors.Is(err, store.ErrNotReachable); ErrNoLeader when the agent
+// deadline; otherwise it returns an error matching store.ErrUnreachable naming the endpoint
+// (errors.Is(err, store.ErrNotReachable); an error matching it that says so when the agent
 // answered without a leader) and nothing is left running.
 //
 // Open also checks an ACL token it sends (Config.Token, or Consul's
 // CONSUL_HTTP_TOKEN) with /v1/acl/token/self: a token the agent does not
-// know is an *ACLError matching ErrTokenNotFound. A call the token lacks a
-// right for is an *ACLError matching ErrPermissionDenied that names the
+// know is an *ACLError matching store.ErrAuth. A call the token lacks a
+// right for is an *ACLError matching store.ErrPermission that names the
 // right and the key ("lacks key:write on ..."), also for the reads Consul
 // silently filters (a read transaction's missing result, an empty List).
-// A failed TLS handshake is named: a *CertificateError matching
-// ErrServerCertificate (the agent's certificate: unknown authority,
-// expired, another name) or ErrClientCertificate (the agent refused ours,
-// or wants one), inside an *UnreachableError. No error holds the token:
+// A failed TLS handshake is named: an error matching store.ErrTLS, saying
+// the agent's certificate at fault (the agent's certificate: unknown authority,
+// expired, another name) or the client's (the agent refused ours,
+// or wants one), inside an error matching store.ErrUnreachable. No error holds the token:
 // it travels in the X-Consul-Token header only.
 //
 // Every call of the store returned is bounded by its context, or by

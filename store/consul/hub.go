@@ -45,7 +45,7 @@ func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-cha
 		s.runWatch(wctx, w, ch)
 	}) {
 		cancel()
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	return ch, nil
 }

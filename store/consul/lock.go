@@ -2,13 +2,14 @@ package consul
 
 import (
 	"context"
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/consul/api"
 	"github.com/kvtools/valkeyrie/store"
 
+	lstore "github.com/leadership-go/leadership/store"
+	"github.com/leadership-go/leadership/store/internal/adapter"
 	"github.com/leadership-go/leadership/store/internal/watch"
 )
 
@@ -16,10 +17,12 @@ import (
 const defaultLockTTL = 20 * time.Second
 
 var (
-	// ErrLockHeld is returned by Lock when this Locker already holds the lock.
-	ErrLockHeld = errors.New("consul: lock already held by this locker")
-	// ErrLockNotHeld is returned by Unlock when this Locker does not hold the lock.
-	ErrLockNotHeld = errors.New("consul: lock not held")
+	// errLockHeld is Lock's error when this Locker already holds the lock:
+	// it matches store.ErrAlreadyLocked.
+	errLockHeld = adapter.Sentinel("consul: lock already held by this locker", lstore.ErrAlreadyLocked)
+	// errLockNotHeld is Unlock's error when this Locker does not hold the
+	// lock: it matches store.ErrNotLocked.
+	errLockNotHeld = adapter.Sentinel("consul: lock not held", lstore.ErrNotLocked)
 )
 
 // NewLock returns a lock on key built on a Consul session, as kvtools'
@@ -74,7 +77,7 @@ func (l *lock) Lock(ctx context.Context) (<-chan struct{}, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.session != "" {
-		return nil, ErrLockHeld
+		return nil, errLockHeld
 	}
 	behavior := api.SessionBehaviorRelease
 	if l.deleteOnUnlock {
@@ -95,7 +98,7 @@ func (l *lock) Lock(ctx context.Context) (<-chan struct{}, error) {
 	if !l.s.startTask(func() bool { return true }, func() { l.renew(hctx, stop, session) }) {
 		stop()
 		l.destroy(session)
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	if err := l.acquire(ctx, session); err != nil {
 		stop()
@@ -114,7 +117,7 @@ func (l *lock) Lock(ctx context.Context) (<-chan struct{}, error) {
 		l.s.mu.Unlock()
 		stop()
 		l.destroy(session)
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	return lost, nil
 }
@@ -215,7 +218,7 @@ func (l *lock) Unlock(ctx context.Context) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.session == "" {
-		return ErrLockNotHeld
+		return errLockNotHeld
 	}
 	session := l.session
 	l.session = ""

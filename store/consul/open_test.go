@@ -21,7 +21,7 @@ import (
 )
 
 func TestConfigValidation(t *testing.T) {
-	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(ErrInvalidConfig), netConfig.Invalid("127.0.0.1:8500",
+	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(errInvalidConfig), netConfig.Invalid("127.0.0.1:8500",
 		storetest.InvalidConfig[Config]{Name: "two endpoints", Config: Config{Endpoints: []string{"127.0.0.1:8500", "127.0.0.1:8501"}}, Field: "Endpoints"},
 	))
 }
@@ -31,7 +31,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.dialTimeout != DefaultDialTimeout || st.requestTimeout != DefaultRequestTimeout || st.scheme != "http" {
+	if st.dialTimeout != defaultDialTimeout || st.requestTimeout != defaultRequestTimeout || st.scheme != "http" {
 		t.Fatalf("defaults not applied: %+v", st)
 	}
 	cfg := &tls.Config{ServerName: "consul"}
@@ -126,8 +126,8 @@ func TestOpenNoLeader(t *testing.T) {
 	}
 	took := time.Since(start)
 	t.Logf("Open failed after %v: %v", took, err)
-	if !errors.Is(err, ErrNoLeader) || !errors.Is(err, store.ErrNotReachable) || took > storetest.HangBound {
-		t.Errorf("Open = %v after %v, want ErrNoLeader and store.ErrNotReachable after 500ms", err, took)
+	if !errors.Is(err, errNoLeader) || !errors.Is(err, store.ErrNotReachable) || took > storetest.HangBound {
+		t.Errorf("Open = %v after %v, want errNoLeader and store.ErrNotReachable after 500ms", err, took)
 	}
 	f.srv.CloseClientConnections()
 }

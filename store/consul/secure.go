@@ -15,43 +15,43 @@ import (
 )
 
 var (
-	// ErrPermissionDenied is matched by the error (an *ACLError) of a
+	// errPermissionDenied is matched by the error (an *ACLError) of a
 	// call the agent refused because its ACL token lacks a right, such as
 	// key:write on the election's key. It matches the shared
 	// store.ErrPermission.
-	ErrPermissionDenied = adapter.Sentinel("consul: permission denied", lstore.ErrPermission)
+	errPermissionDenied = adapter.Sentinel("consul: permission denied", lstore.ErrPermission)
 
-	// ErrTokenNotFound is matched by the error (an *ACLError) of a call
+	// errTokenNotFound is matched by the error (an *ACLError) of a call
 	// made with an ACL token the agent does not know ("ACL not found"): a
 	// mistyped or deleted token, or one of another cluster. Open checks
 	// the token, so it reports this at once. It matches the shared
 	// store.ErrAuth.
-	ErrTokenNotFound = adapter.Sentinel("consul: ACL token not found", lstore.ErrAuth)
+	errTokenNotFound = adapter.Sentinel("consul: ACL token not found", lstore.ErrAuth)
 
-	// ErrServerCertificate is matched by the error of a call whose TLS
+	// errServerCertificate is matched by the error of a call whose TLS
 	// handshake failed because the agent's certificate is not trusted:
 	// signed by a CA not given (Config.TLS.RootCAs; ca=FILE in a URL),
 	// expired, or not issued for the name dialled. The error is a
-	// *CertificateError, wrapped in an *UnreachableError. It matches the
+	// *certificateError, wrapped in an *unreachableError. It matches the
 	// shared store.ErrTLS.
-	ErrServerCertificate = adapter.Sentinel("consul: the agent's TLS certificate is not trusted", lstore.ErrTLS)
+	errServerCertificate = adapter.Sentinel("consul: the agent's TLS certificate is not trusted", lstore.ErrTLS)
 
-	// ErrClientCertificate is matched by the error of a call whose TLS
+	// errClientCertificate is matched by the error of a call whose TLS
 	// handshake failed because the agent refused the client certificate
 	// (signed by a CA it does not trust, expired) or requires one and
-	// none was given. The error is a *CertificateError, wrapped in an
-	// *UnreachableError. It matches the shared store.ErrTLS.
-	ErrClientCertificate = adapter.Sentinel("consul: the agent refused the client certificate", lstore.ErrTLS)
+	// none was given. The error is a *certificateError, wrapped in an
+	// *unreachableError. It matches the shared store.ErrTLS.
+	errClientCertificate = adapter.Sentinel("consul: the agent refused the client certificate", lstore.ErrTLS)
 )
 
 // ACLError is a request the agent refused because of its ACL token: the
-// token lacks a right (errors.Is(err, ErrPermissionDenied)), or the agent
-// does not know the token (errors.Is(err, ErrTokenNotFound)). It never
+// token lacks a right (errors.Is(err, errPermissionDenied)), or the agent
+// does not know the token (errors.Is(err, errTokenNotFound)). It never
 // holds the token's secret; Accessor is the token's public AccessorID.
 type ACLError struct {
 	// Op is the call refused ("get", "atomic put", "open", ...).
 	Op string
-	// Err is ErrPermissionDenied or ErrTokenNotFound.
+	// Err is errPermissionDenied or errTokenNotFound.
 	Err error
 	// Permission is the right the token lacks, as Consul names it
 	// ("key:read", "key:write"), when known.
@@ -74,7 +74,7 @@ func (e *ACLError) Error() string {
 	if e.Op != "" {
 		msg += e.Op + ": "
 	}
-	if errors.Is(e.Err, ErrTokenNotFound) {
+	if errors.Is(e.Err, errTokenNotFound) {
 		return msg + "the ACL token is not known to the agent (ACL not found): a wrong or deleted token, or one of another cluster"
 	}
 	msg += "permission denied: "
@@ -94,7 +94,7 @@ func (e *ACLError) Error() string {
 	return msg + who + " lacks a right this call needs"
 }
 
-// Unwrap returns ErrPermissionDenied or ErrTokenNotFound.
+// Unwrap returns errPermissionDenied or errTokenNotFound.
 func (e *ACLError) Unwrap() error { return e.Err }
 
 // deniedRE parses Consul's permission errors ("Permission denied: token
@@ -107,9 +107,9 @@ var deniedRE = regexp.MustCompile(`(?:token with AccessorID '([^']*)'|(anonymous
 func aclMessage(op, msg string) *ACLError {
 	switch {
 	case strings.Contains(msg, "ACL not found"):
-		return &ACLError{Op: op, Err: ErrTokenNotFound}
+		return &ACLError{Op: op, Err: errTokenNotFound}
 	case strings.Contains(msg, "Permission denied"):
-		e := &ACLError{Op: op, Err: ErrPermissionDenied}
+		e := &ACLError{Op: op, Err: errPermissionDenied}
 		if m := deniedRE.FindStringSubmatch(msg); m != nil {
 			e.Accessor, e.Anonymous, e.Permission, e.Resource = m[1], m[2] != "", m[3], strings.ReplaceAll(m[4], `\"`, `"`)
 		} else {
@@ -160,12 +160,12 @@ func deniedIn(errs []*api.TxnError) *ACLError {
 	return nil
 }
 
-// CertificateError is a TLS handshake with the agent that failed over a
-// certificate: the agent's (Err matches ErrServerCertificate) or the
-// client's (ErrClientCertificate). Callers get it wrapped in an
-// *UnreachableError (errors.As finds it).
-type CertificateError struct {
-	// Problem is ErrServerCertificate or ErrClientCertificate.
+// certificateError is a TLS handshake with the agent that failed over a
+// certificate: the agent's (Err matches errServerCertificate) or the
+// client's (errClientCertificate). Callers get it wrapped in an
+// *unreachableError (errors.As finds it).
+type certificateError struct {
+	// Problem is errServerCertificate or errClientCertificate.
 	Problem error
 	// Reason says what is wrong ("signed by an unknown authority", the
 	// agent's TLS alert "tls: expired certificate").
@@ -177,9 +177,9 @@ type CertificateError struct {
 }
 
 // Error says which certificate is at fault and why, on one line.
-func (e *CertificateError) Error() string {
+func (e *certificateError) Error() string {
 	what := "the agent's TLS certificate is not trusted"
-	if errors.Is(e.Problem, ErrClientCertificate) {
+	if errors.Is(e.Problem, errClientCertificate) {
 		what = "the agent refused the client certificate"
 	}
 	msg := what + ": " + e.Reason
@@ -190,10 +190,10 @@ func (e *CertificateError) Error() string {
 }
 
 // Unwrap returns Problem and Err.
-func (e *CertificateError) Unwrap() []error { return []error{e.Problem, e.Err} }
+func (e *certificateError) Unwrap() []error { return []error{e.Problem, e.Err} }
 
 // explainTLS returns, for err (a failed HTTP request), an error naming a
-// TLS problem it shows: a *CertificateError, or adapter.ErrServerSpeaksTLS
+// TLS problem it shows: a *certificateError, or adapter.ErrServerSpeaksTLS
 // / adapter.ErrServerSpeaksPlain for a scheme the agent does not speak.
 // Other errors are returned as they are.
 // clientCert tells whether the client had a certificate to offer (the
@@ -208,12 +208,12 @@ func explainTLS(err error, clientCert bool) error {
 	case err == nil:
 		return nil
 	case errors.As(err, &unknown):
-		return &CertificateError{Problem: ErrServerCertificate, Reason: "signed by an unknown authority",
+		return &certificateError{Problem: errServerCertificate, Reason: "signed by an unknown authority",
 			Hint: "trust the CA that signed it: ca=FILE in a URL, Config.TLS.RootCAs", Err: err}
 	case errors.As(err, &invalid):
-		return &CertificateError{Problem: ErrServerCertificate, Reason: invalid.Error(), Err: err}
+		return &certificateError{Problem: errServerCertificate, Reason: invalid.Error(), Err: err}
 	case errors.As(err, &host):
-		return &CertificateError{Problem: ErrServerCertificate, Reason: host.Error(),
+		return &certificateError{Problem: errServerCertificate, Reason: host.Error(),
 			Hint: "dial a name it lists, or give server_name=NAME", Err: err}
 	case alert != nil:
 		reason := alert.Err.Error()
@@ -232,7 +232,7 @@ func explainTLS(err error, clientCert bool) error {
 		default:
 			return err // another alert: not about certificates
 		}
-		return &CertificateError{Problem: ErrClientCertificate, Reason: reason, Hint: hint, Err: err}
+		return &certificateError{Problem: errClientCertificate, Reason: reason, Hint: hint, Err: err}
 	case errors.As(err, &se) && se.Code == 400 && strings.Contains(se.Body, "HTTP request to an HTTPS server"):
 		return fmt.Errorf("%w (%w)", adapter.ErrServerSpeaksTLS, err)
 	case strings.Contains(err.Error(), "server gave HTTP response to HTTPS client"),
@@ -243,7 +243,7 @@ func explainTLS(err error, clientCert bool) error {
 }
 
 // checkToken asks the agent about the store's ACL token: an *ACLError
-// matching ErrTokenNotFound when the agent does not know it. Every other
+// matching errTokenNotFound when the agent does not know it. Every other
 // answer passes (ACLs disabled, an agent without the endpoint, a token
 // that may not read itself), and so does no token at all: the calls then
 // report what they meet.
@@ -253,7 +253,7 @@ func (s *kv) checkToken(ctx context.Context) error {
 	}
 	var self struct{ AccessorID string }
 	_, err := s.client.Raw().Query("/v1/acl/token/self", &self, (&api.QueryOptions{}).WithContext(ctx))
-	if e := aclError("open", err); e != nil && errors.Is(e, ErrTokenNotFound) {
+	if e := aclError("open", err); e != nil && errors.Is(e, errTokenNotFound) {
 		return e
 	}
 	return nil

@@ -24,14 +24,14 @@ func TestACLMessages(t *testing.T) {
 		says         string
 	}{
 		{msg: `Permission denied: token with AccessorID 'da58' lacks permission 'key:write' on "secure/x"`,
-			is: ErrPermissionDenied, perm: "key:write", on: "secure/x", id: "da58",
+			is: errPermissionDenied, perm: "key:write", on: "secure/x", id: "da58",
 			says: `consul: put: permission denied: the ACL token (AccessorID da58) lacks key:write on "secure/x"`},
 		{msg: `Permission denied: anonymous token lacks permission 'key:read' on "a \"b\"". The anonymous token is used implicitly when a request does not specify a token.`,
-			is: ErrPermissionDenied, perm: "key:read", on: `a "b"`, anonymous: true,
+			is: errPermissionDenied, perm: "key:read", on: `a "b"`, anonymous: true,
 			says: `no ACL token was given, and the anonymous token lacks key:read`},
-		{msg: "Permission denied", is: ErrPermissionDenied, says: "consul: put: permission denied: Permission denied"},
-		{msg: "ACL not found", is: ErrTokenNotFound, says: "consul: put: the ACL token is not known to the agent"},
-		{msg: "token does not exist: ACL not found", is: ErrTokenNotFound, says: "not known"},
+		{msg: "Permission denied", is: errPermissionDenied, says: "consul: put: permission denied: Permission denied"},
+		{msg: "ACL not found", is: errTokenNotFound, says: "consul: put: the ACL token is not known to the agent"},
+		{msg: "token does not exist: ACL not found", is: errTokenNotFound, says: "not known"},
 	} {
 		e := aclError("put", api.StatusError{Code: 403, Body: tc.msg})
 		if e == nil || !errors.Is(e, tc.is) || e.Permission != tc.perm || e.Resource != tc.on || e.Accessor != tc.id || e.Anonymous != tc.anonymous {
@@ -45,13 +45,13 @@ func TestACLMessages(t *testing.T) {
 	if e := aclError("get", api.StatusError{Code: 404, Body: "Permission denied"}); e != nil {
 		t.Errorf("a 404 is not an ACL error: %v", e)
 	}
-	if e := aclError("atomic put", errors.New("Failed request: ACL not found")); !errors.Is(e, ErrTokenNotFound) {
+	if e := aclError("atomic put", errors.New("Failed request: ACL not found")); !errors.Is(e, errTokenNotFound) {
 		t.Errorf("a refused transaction: %v", e)
 	}
 }
 
 // A read transaction whose reply lacks a key (Consul filters the keys the
-// token may not read) refuses that Get with ErrPermissionDenied, not
+// token may not read) refuses that Get with errPermissionDenied, not
 // store.ErrKeyNotFound.
 func TestFilteredReadIsDenied(t *testing.T) {
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -72,8 +72,8 @@ func TestFilteredReadIsDenied(t *testing.T) {
 	defer s.Close()
 	_, err = s.Get(context.Background(), "secure/x", nil)
 	var e *ACLError
-	if !errors.Is(err, ErrPermissionDenied) || !errors.Is(err, lstore.ErrPermission) || !errors.As(err, &e) || e.Permission != "key:read" || e.Resource != "secure/x" || e.Op != "get" {
-		t.Fatalf("Get = %v, want ErrPermissionDenied for key:read on secure/x", err)
+	if !errors.Is(err, errPermissionDenied) || !errors.Is(err, lstore.ErrPermission) || !errors.As(err, &e) || e.Permission != "key:read" || e.Resource != "secure/x" || e.Op != "get" {
+		t.Fatalf("Get = %v, want errPermissionDenied for key:read on secure/x", err)
 	}
 	t.Log(err)
 }

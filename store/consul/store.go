@@ -37,7 +37,7 @@ type guarded = guard.Fenced
 // token; nothing process-wide is touched) and checks, within
 // cfg.DialTimeout (or ctx's deadline if sooner), that the agent answers and
 // its cluster has a leader. When that fails it returns an
-// *UnreachableError (errors.Is(err, store.ErrNotReachable)) naming the
+// error matching store.ErrUnreachable (errors.Is(err, store.ErrNotReachable)) naming the
 // endpoint, and nothing is left running. The store returned bounds every
 // call by its context, or by cfg.RequestTimeout when the context has none.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
@@ -139,7 +139,7 @@ func newKV(st settings) (*kv, error) {
 	if err != nil {
 		transport.CloseIdleConnections()
 		watchTransport.CloseIdleConnections()
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: %w", errInvalidConfig, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &kv{
@@ -192,7 +192,7 @@ func (s *kv) checkLeader(ctx context.Context) error {
 			return nil
 		}
 		if !watch.Sleep(ctx, 100*time.Millisecond) {
-			return fmt.Errorf("%w (%w)", ErrNoLeader, ctx.Err())
+			return fmt.Errorf("%w (%w)", errNoLeader, ctx.Err())
 		}
 	}
 }
@@ -228,7 +228,7 @@ func (s *kv) Close() error {
 func normalize(key string) (string, error) {
 	k := strings.TrimLeft(key, "/")
 	if k == "" {
-		return "", ErrEmptyKey
+		return "", errEmptyKey
 	}
 	return k, nil
 }
@@ -242,7 +242,7 @@ func (s *kv) fail(op string, err error) error {
 	case err == nil:
 		return nil
 	case s.closed.Load():
-		return ErrClosed
+		return errClosed
 	}
 	if e := aclError(op, err); e != nil {
 		return e
@@ -619,7 +619,7 @@ func dir(directory string) (string, error) {
 	}
 	k = strings.TrimRight(k, "/")
 	if k == "" {
-		return "", ErrEmptyKey
+		return "", errEmptyKey
 	}
 	return k, nil
 }
@@ -641,7 +641,7 @@ func (s *kv) List(ctx context.Context, directory string, opts *store.ReadOptions
 	if !found && meta != nil && meta.ResultsFilteredByACLs {
 		// The agent left out keys the token may not read: say so rather
 		// than report the directory missing.
-		return nil, &ACLError{Op: "list", Err: ErrPermissionDenied, Permission: "key:read", Resource: base + "/", Anonymous: s.anonymous}
+		return nil, &ACLError{Op: "list", Err: errPermissionDenied, Permission: "key:read", Resource: base + "/", Anonymous: s.anonymous}
 	}
 	if !found {
 		return nil, store.ErrKeyNotFound

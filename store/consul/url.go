@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kvtools/valkeyrie/store"
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/open"
 )
 
@@ -27,7 +28,7 @@ func openURL(ctx context.Context, raw string) (store.Store, error) {
 			token = s.Password // consul://anything:TOKEN@host
 		}
 	}
-	cfg := Config{Endpoints: eps, Token: token, TLS: s.TLS(),
+	cfg := Config{Endpoints: eps, Token: lstore.Secret(token), TLS: s.TLS(),
 		DialTimeout: s.Duration("dial_timeout"), RequestTimeout: s.Duration("request_timeout")}
 	if err := s.Check(); err != nil {
 		return nil, err

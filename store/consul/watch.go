@@ -83,7 +83,7 @@ func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptio
 		}
 	}) {
 		cancel()
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	return ch, nil
 }

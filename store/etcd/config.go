@@ -2,20 +2,18 @@ package etcd
 
 import (
 	"crypto/tls"
-	"encoding/json"
-	"fmt"
-	"log/slog"
 	"time"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
-	// DefaultDialTimeout is Config.DialTimeout's default.
-	DefaultDialTimeout = adapter.DefaultDialTimeout
+	// defaultDialTimeout is Config.DialTimeout's default.
+	defaultDialTimeout = adapter.DefaultDialTimeout
 
-	// DefaultRequestTimeout is Config.RequestTimeout's default.
-	DefaultRequestTimeout = adapter.DefaultRequestTimeout
+	// defaultRequestTimeout is Config.RequestTimeout's default.
+	defaultRequestTimeout = adapter.DefaultRequestTimeout
 )
 
 // Config of an etcd store for elections. Zero values take documented
@@ -30,7 +28,8 @@ type Config struct {
 	// neither). For client-certificate authentication, leave them empty
 	// and put the certificate in TLS.
 	Username string
-	Password string
+	// Password is a store.Secret: fmt, JSON and slog show it masked.
+	Password lstore.Secret
 
 	// TLS, when set, makes the client dial the members with TLS using this
 	// configuration (server CA in RootCAs, client certificates in
@@ -38,17 +37,17 @@ type Config struct {
 	TLS *tls.Config
 
 	// DialTimeout bounds Open: the connection, the authentication when
-	// Username is set, and the probe read. Default DefaultDialTimeout.
+	// Username is set, and the probe read. Default 5s.
 	DialTimeout time.Duration
 
 	// RequestTimeout bounds any call whose context has no deadline.
-	// Default DefaultRequestTimeout.
+	// Default 5s.
 	RequestTimeout time.Duration
 }
 
 // validate checks cfg and returns it with its defaults filled in.
 func (cfg Config) validate() (Config, error) {
-	if err := adapter.CheckNetwork(ErrInvalidConfig, &cfg.Endpoints, 0, "", &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
+	if err := adapter.CheckNetwork(errInvalidConfig, &cfg.Endpoints, 0, "", &cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
 		return cfg, err
 	}
 	if (cfg.Username == "") != (cfg.Password == "") {
@@ -56,27 +55,3 @@ func (cfg Config) validate() (Config, error) {
 	}
 	return cfg, nil
 }
-
-// configNoMethods is Config without its methods, for the encodings below.
-type configNoMethods Config
-
-// masked is c with its secrets masked.
-func (c Config) masked() configNoMethods {
-	m := configNoMethods(c)
-	m.Password = adapter.MaskString(m.Password)
-	return m
-}
-
-// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
-func (c Config) Format(f fmt.State, verb rune) {
-	adapter.FormatMasked(f, verb, c.masked(), "etcd.configNoMethods", "etcd.Config")
-}
-
-// GoString is %#v of c, its secrets masked.
-func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
-
-// MarshalJSON encodes c with its secrets masked.
-func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
-
-// LogValue is c for log/slog, its secrets masked.
-func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

@@ -14,11 +14,11 @@
 // # Opening
 //
 // Open validates the Config (at least one host:port endpoint; Username and
-// Password together; a *ConfigError otherwise), builds the kvtools store
+// Password together; a *store.ConfigError otherwise), builds the kvtools store
 // with the credentials, a clone of the TLS configuration (https endpoints)
 // and a connection timeout, and reads a probe key with a linearizable read.
 // It returns within DialTimeout (default 5s), or the context's earlier
-// deadline: an *UnreachableError, which matches store.ErrNotReachable and
+// deadline: an error matching store.ErrUnreachable, which matches store.ErrNotReachable and
 // names the endpoints, when no member answered, with the client closed.
 // RequestTimeout (default 5s) bounds every later call whose context has no
 // deadline. Several endpoints are balanced over by the etcd client.
@@ -34,16 +34,16 @@
 // no right (its linearizable read is answered before the permission
 // check, and a refusal there is accepted). etcd's errors:
 //
-//   - a wrong user name or password: ErrAuthFailed, at once;
-//   - a key the user's roles do not grant: ErrPermissionDenied, at the
+//   - a wrong user name or password: store.ErrAuth, at once;
+//   - a key the user's roles do not grant: store.ErrPermission, at the
 //     call (a candidate without write rights reports it on its error
 //     channel and never leads);
 //   - a server certificate not signed by TLS.RootCAs, or a server that does
-//     not speak TLS (or does, without TLS set): an *UnreachableError saying
+//     not speak TLS (or does, without TLS set): an error matching store.ErrUnreachable saying
 //     so, after DialTimeout;
 //   - a client certificate the server refuses (none given, an issuer it
 //     does not trust, expired or not yet valid, not for client
-//     authentication): an error matching ErrCertificateRefused that names
+//     authentication): an error matching store.ErrTLS that names
 //     the certificate's subject and issuer and what is wrong with it, after
 //     DialTimeout and a TLS probe of at most two seconds.
 //

@@ -32,7 +32,7 @@ func kvOf(t *testing.T, s store.Store) *etcdv3.Store {
 }
 
 func TestConfigValidation(t *testing.T) {
-	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(ErrInvalidConfig), netConfig.Invalid("127.0.0.1:2379",
+	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(errInvalidConfig), netConfig.Invalid("127.0.0.1:2379",
 		storetest.InvalidConfig[Config]{Name: "user without password", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, Username: "u"}, Field: "Username"},
 		storetest.InvalidConfig[Config]{Name: "password without user", Config: Config{Endpoints: []string{"127.0.0.1:2379"}, Password: "p"}, Field: "Username"},
 	))
@@ -41,15 +41,15 @@ func TestConfigValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DialTimeout != DefaultDialTimeout || cfg.RequestTimeout != DefaultRequestTimeout {
+	if cfg.DialTimeout != defaultDialTimeout || cfg.RequestTimeout != defaultRequestTimeout {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 }
 
-// namesEndpoints reports whether err is an *UnreachableError naming every
+// namesEndpoints reports whether err is an *unreachableError naming every
 // one of endpoints.
 func namesEndpoints(err error, endpoints []string) bool {
-	var ue *UnreachableError
+	var ue *unreachableError
 	if !errors.As(err, &ue) {
 		return false
 	}

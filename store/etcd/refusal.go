@@ -22,7 +22,7 @@ const refusalWait = time.Second
 // explain returns err, the failure of an Open whose servers gave no
 // answer, or what a TLS probe of the endpoints finds: a TLS mismatch or an
 // untrusted server certificate (adapter.Explain), or the server's refusal
-// of the client's certificate (matching ErrCertificateRefused). A
+// of the client's certificate (matching errCertificateRefused). A
 // cancelled ctx, or another error (a refused password), keeps err.
 func explain(ctx context.Context, endpoints []string, cfg *tls.Config, err error) error {
 	if found := adapter.Explain(ctx, "etcd", endpoints, cfg, err); found != err || cfg == nil {
@@ -57,7 +57,7 @@ func refused(ctx context.Context, endpoint string, cfg *tls.Config) error {
 	if alert == nil {
 		return nil
 	}
-	return fmt.Errorf("%w (%s): %v", ErrCertificateRefused, describe(cfg, time.Now()), alert)
+	return fmt.Errorf("%w (%s): %v", errCertificateRefused, describe(cfg, time.Now()), alert)
 }
 
 // describe names cfg's client certificate for a message: subject, issuer

@@ -87,8 +87,8 @@ func TestRefusedNamesTheClientCertificate(t *testing.T) {
 					}
 					return
 				}
-				if !errors.Is(err, ErrCertificateRefused) || !errors.Is(err, lstore.ErrTLS) {
-					t.Fatalf("got %v, want ErrCertificateRefused (and store.ErrTLS)", err)
+				if !errors.Is(err, errCertificateRefused) || !errors.Is(err, lstore.ErrTLS) {
+					t.Fatalf("got %v, want errCertificateRefused (and store.ErrTLS)", err)
 				}
 				for _, w := range c.want {
 					if !strings.Contains(err.Error(), w) {
@@ -104,7 +104,7 @@ func TestRefusedNamesTheClientCertificate(t *testing.T) {
 }
 
 // Open against a server that refuses the client certificate returns
-// ErrCertificateRefused, naming the certificate, within its DialTimeout
+// errCertificateRefused, naming the certificate, within its DialTimeout
 // and the probe's bound, with nothing left running (TestMain's goleak).
 func TestOpenNamesARefusedClientCertificate(t *testing.T) {
 	ca, other := storetest.NewCA(t, "trusted CA"), storetest.NewCA(t, "untrusted CA")
@@ -126,8 +126,8 @@ func TestOpenNamesARefusedClientCertificate(t *testing.T) {
 			_ = s.Close()
 			t.Fatalf("user %q: opened", user)
 		}
-		if !errors.Is(err, ErrCertificateRefused) || !errors.Is(err, lstore.ErrTLS) || !strings.Contains(err.Error(), `issuer "untrusted CA"`) {
-			t.Errorf("user %q: got %v, want ErrCertificateRefused naming the issuer", user, err)
+		if !errors.Is(err, errCertificateRefused) || !errors.Is(err, lstore.ErrTLS) || !strings.Contains(err.Error(), `issuer "untrusted CA"`) {
+			t.Errorf("user %q: got %v, want errCertificateRefused naming the issuer", user, err)
 		}
 		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "\n") {
 			t.Errorf("user %q: %q shows the password or takes several lines", user, err)

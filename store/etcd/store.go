@@ -27,10 +27,10 @@ type guarded = guard.Fenced
 // discarded, from its creation on (its authentication included).
 //
 // A cluster that does not answer within cfg.DialTimeout (or ctx's earlier
-// deadline) gives an *UnreachableError, which matches
+// deadline) gives an error matching store.ErrUnreachable, which matches
 // store.ErrNotReachable, after that time; nothing of the client is left
 // running. A cancelled ctx gives ctx.Err(). An invalid cfg gives a
-// *ConfigError at once.
+// *store.ConfigError at once.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	cfg, err := cfg.validate()
 	if err != nil {
@@ -46,7 +46,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		// is unbounded.
 		ConnectionTimeout: time.Until(deadline),
 		Username:          cfg.Username,
-		Password:          cfg.Password,
+		Password:          string(cfg.Password),
 	}
 	if cfg.TLS != nil {
 		kcfg.TLS = cfg.TLS.Clone()
@@ -74,7 +74,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	// A user without read rights on the probe key is refused after the
 	// cluster's linearizable read: the cluster answered, and the user is
 	// authenticated.
-	if err != nil && !errors.Is(err, store.ErrKeyNotFound) && !errors.Is(err, ErrPermissionDenied) {
+	if err != nil && !errors.Is(err, store.ErrKeyNotFound) && !errors.Is(err, errPermissionDenied) {
 		_ = s.Close()
 		return nil, openError(ctx, cfg.Endpoints, explain(ctx, cfg.Endpoints, cfg.TLS, err))
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/kvtools/valkeyrie/store"
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/open"
 )
 
@@ -22,7 +23,7 @@ func openURL(ctx context.Context, raw string) (store.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	cfg := Config{Endpoints: eps, Username: s.Username, Password: s.Password, TLS: s.TLS(),
+	cfg := Config{Endpoints: eps, Username: s.Username, Password: lstore.Secret(s.Password), TLS: s.TLS(),
 		DialTimeout: s.Duration("dial_timeout"), RequestTimeout: s.Duration("request_timeout")}
 	if err := s.Check(); err != nil {
 		return nil, err

@@ -65,7 +65,7 @@ type Config struct {
 // namespace); kubeconfig and context are optional; dial_timeout and
 // request_timeout take Go durations ("3s"). Unknown parameters, a path or
 // a user in the URL, and a namespace that is not a DNS label are refused
-// with a *ConfigError.
+// with a *store.ConfigError.
 func ParseURL(raw string) (Config, error) {
 	var cfg Config
 	u, err := url.Parse(raw)

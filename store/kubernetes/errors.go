@@ -17,7 +17,8 @@ import (
 // The kinds of failure this package reports. Every error of Open and of
 // the Store's calls that is not one of valkeyrie's key errors
 // (store.ErrKeyNotFound, store.ErrKeyExists, store.ErrKeyModified) matches
-// exactly one of them with errors.Is, and is an *Error or a *ConfigError.
+// exactly one of them with errors.Is, and is an *Error or a *store.ConfigError
+// (the shared vocabulary's, package github.com/leadership-go/leadership/store).
 var (
 	// ErrInvalidConfig: the Config, the URL or the kubeconfig it names is
 	// unusable (a missing file, an unknown context, a bad field). Open
@@ -25,8 +26,9 @@ var (
 	ErrInvalidConfig = adapter.Sentinel("kubernetes: invalid configuration", lstore.ErrInvalidConfig)
 
 	// ErrInvalidKey: an election key that maps to no Lease name (empty,
-	// or too long; see the package documentation).
-	ErrInvalidKey = adapter.Sentinel("kubernetes: invalid key", lstore.ErrInvalidConfig)
+	// or too long; see the package documentation). It matches the shared
+	// store.ErrInvalidKey, and store.ErrInvalidConfig as before.
+	ErrInvalidKey = adapter.Sentinel("kubernetes: invalid key", lstore.ErrInvalidKey, lstore.ErrInvalidConfig)
 
 	// ErrAuthentication: the API server refused the credentials (HTTP 401:
 	// a wrong or expired token, an unknown client certificate).
@@ -114,37 +116,13 @@ func (e *Error) Unwrap() []error {
 	return errs
 }
 
-// ConfigError is an unusable Config or URL, reported by Open or ParseURL
-// before any request. errors.Is(err, ErrInvalidConfig) is true; Err, when
-// set, is reachable with errors.Is and errors.As.
-type ConfigError struct {
-	// Field is the Config field or URL part at fault.
-	Field string
-	// Reason says what is wrong.
-	Reason string
-	// Err is the underlying error (from loading the kubeconfig), or nil.
-	Err error
-}
-
-// Error describes the error.
-func (e *ConfigError) Error() string {
-	msg := fmt.Sprintf("%v: %s: %s", ErrInvalidConfig, e.Field, e.Reason)
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Unwrap gives ErrInvalidConfig and Err.
-func (e *ConfigError) Unwrap() []error {
-	if e.Err == nil {
-		return []error{ErrInvalidConfig}
-	}
-	return []error{ErrInvalidConfig, e.Err}
-}
-
+// invalid is the *store.ConfigError (the shared vocabulary's) of an
+// unusable Config or URL, reported by Open or ParseURL before any request:
+// errors.Is(err, ErrInvalidConfig) and errors.Is(err,
+// store.ErrInvalidConfig) are true; err, when set, is reachable with
+// errors.Is and errors.As.
 func invalid(field, reason string, err error) error {
-	return &ConfigError{Field: field, Reason: reason, Err: err}
+	return &lstore.ConfigError{Invalid: ErrInvalidConfig, Field: field, Reason: reason, Err: err}
 }
 
 // kindOf classifies an error of client-go or of the API server. It returns

@@ -53,7 +53,7 @@ var _ store.Store = (*Store)(nil)
 // deadline). It does not check the Leases' rights: a client without them
 // opens, and its calls fail with ErrPermissionDenied.
 //
-// Errors: a *ConfigError (ErrInvalidConfig) for an unusable Config or
+// Errors: a *store.ConfigError (ErrInvalidConfig) for an unusable Config or
 // kubeconfig; an *Error matching ErrNotReachable, ErrTLS or
 // ErrAuthentication when the server cannot be reached, is not trusted, or
 // refuses the credentials. Nothing is left running after an error.

@@ -14,6 +14,9 @@ func TestErrorsMatchTheVocabulary(t *testing.T) {
 	}{
 		{ErrInvalidConfig, lstore.ErrInvalidConfig},
 		{ErrInvalidKey, lstore.ErrInvalidConfig},
+		{ErrInvalidKey, lstore.ErrInvalidKey},
+		{invalid("Namespace", "empty", nil), lstore.ErrInvalidConfig},
+		{invalid("Namespace", "empty", nil), ErrInvalidConfig},
 		{ErrNamespaceNotFound, lstore.ErrInvalidConfig},
 		{ErrAuthentication, lstore.ErrAuth},
 		{ErrPermissionDenied, lstore.ErrPermission},

@@ -18,7 +18,7 @@
 //	events, err := kv.Watch(ctx, "service/leader", nil)
 //
 // Importing the package also registers the store with valkeyrie under
-// StoreName ("memory"), the first endpoint naming the backend (see
+// StoreName ("leadership-memory"), the first endpoint naming the backend (see
 // valkeyrie.go): valkeyrie.NewStore(ctx, memory.StoreName,
 // []string{"cluster-a"}, nil) returns the same *Store behind the interface.
 //
@@ -34,24 +34,27 @@
 // Each handle is an independent client. Keys written with a TTL and
 // KeepAlive, and held locks, are kept alive by the handle that wrote them
 // while it is open and reachable. Close behaves as a client that vanished:
-// its watch channels close and every later call returns ErrClosed, but what
+// its watch channels close and every later call returns an error matching store.ErrClosed, but what
 // it kept alive is not removed at once; it expires one TTL after the close.
 //
 // # Fault injection
 //
-// Tests can simulate failures:
+// Tests can simulate failures. A handle can be cut off and healed:
 //
 //	h, _ := memory.Open(ctx, memory.Config{Name: "cluster-a"})
 //	h.Disconnect()                  // network partition of one handle
 //	h.Reconnect()                   // partition healed
-//	memory.StopServer("cluster-a")  // the whole backend is down
-//	memory.StartServer("cluster-a")
-//	memory.LoseData("cluster-a")    // back without its data (no persistence)
 //
-// While unreachable, calls fail with errors wrapping store.ErrNotReachable
-// (ErrDisconnected, ErrServerDown), nothing can be kept alive so leases
+// The faults of a whole backend are this module's own test hooks, in the
+// internal package internal/memfault (out of this package's API): its
+// StopServer and StartServer take the backend down and back, LoseData
+// brings it back without its data (no persistence).
+//
+// While unreachable, calls fail with errors matching store.ErrUnreachable
+// (valkeyrie's store.ErrNotReachable), nothing can be kept alive so leases
 // expire one TTL later, and watches deliver nothing; once reachable again,
 // each watch first receives the current state of what changed meanwhile.
-// Data survives a StopServer; LoseData wipes every key and lock and restarts
-// the modification index, as a server without persistence comes back.
+// Data survives a stopped server; a loss of data wipes every key and lock
+// and restarts the modification index, as a server without persistence
+// comes back.
 package memory

@@ -1,48 +1,45 @@
 package memory
 
 import (
-	"errors"
 	"fmt"
 
 	"github.com/kvtools/valkeyrie/store"
 
 	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
-	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
+// The package's errors match the shared vocabulary of package
+// github.com/leadership-go/leadership/store (errors.Is); their own values
+// are not exported, only their messages name the memory store.
 var (
-	// ErrNoName is returned by Open (and valkeyrie.NewStore) when no backend name is given
-	// (no endpoint, or an empty first endpoint). It matches the shared
+	// errNoName is Open's (and valkeyrie.NewStore's) error when no backend
+	// name is given (no endpoint, or an empty first endpoint): it matches
 	// store.ErrInvalidConfig.
-	ErrNoName = adapter.Sentinel("memory: a backend name is required as the first endpoint", lstore.ErrInvalidConfig)
+	errNoName = adapter.Sentinel("memory: a backend name is required as the first endpoint", lstore.ErrInvalidConfig)
 
-	// ErrEmptyKey is returned when a key is empty once leading and trailing
-	// slashes are trimmed.
-	ErrEmptyKey = errors.New("memory: empty key")
+	// errEmptyKey is the error for a key that is empty once leading and
+	// trailing slashes are trimmed: it matches store.ErrInvalidKey.
+	errEmptyKey = adapter.Sentinel("memory: empty key", lstore.ErrInvalidKey)
 
-	// ErrClosed is returned by every method of a handle after Close.
-	// errors.Is(ErrClosed, store.ErrNotReachable) is true, and so are
-	// the shared store.ErrClosed and store.ErrUnreachable.
-	ErrClosed = adapter.Sentinel("memory: store handle closed: "+store.ErrNotReachable.Error(), lstore.ErrClosed, store.ErrNotReachable)
+	// errClosed is every method's error on a handle after Close: it
+	// matches store.ErrClosed and store.ErrUnreachable (valkeyrie's
+	// store.ErrNotReachable).
+	errClosed = adapter.Sentinel("memory: store handle closed: "+store.ErrNotReachable.Error(), lstore.ErrClosed, store.ErrNotReachable)
 
-	// ErrDisconnected is returned by every method of a handle cut off from
-	// its backend with Disconnect. errors.Is(ErrDisconnected,
-	// store.ErrNotReachable) is true.
-	ErrDisconnected = fmt.Errorf("memory: store handle disconnected: %w", store.ErrNotReachable)
+	// errDisconnected is every method's error on a handle cut off from its
+	// backend (a test fault, see store/internal/memfault): it matches
+	// store.ErrUnreachable.
+	errDisconnected = fmt.Errorf("memory: store handle disconnected: %w", store.ErrNotReachable)
 
-	// ErrServerDown is returned by every method of every handle of a backend
-	// stopped with StopServer. errors.Is(ErrServerDown,
-	// store.ErrNotReachable) is true.
-	ErrServerDown = fmt.Errorf("memory: server is down: %w", store.ErrNotReachable)
+	// errServerDown is every method's error on every handle of a backend
+	// whose server is stopped (a test fault, see store/internal/memfault):
+	// it matches store.ErrUnreachable.
+	errServerDown = fmt.Errorf("memory: server is down: %w", store.ErrNotReachable)
 
-	// ErrNotLocked is returned by Unlock when the Locker does not hold the
-	// lock (never acquired, already released, or lost). It is the same
-	// error as postgres.ErrNotLocked.
-	ErrNotLocked = kv.ErrNotLocked
+	// errNotLocked is the shared store.ErrNotLocked.
+	errNotLocked = lstore.ErrNotLocked
 
-	// ErrAlreadyLocked is returned by Lock when the same Locker already holds
-	// the lock. Locks are not reentrant. It is the same error as
-	// postgres.ErrAlreadyLocked.
-	ErrAlreadyLocked = kv.ErrAlreadyLocked
+	// errAlreadyLocked is the shared store.ErrAlreadyLocked.
+	errAlreadyLocked = lstore.ErrAlreadyLocked
 )

@@ -1,9 +1,22 @@
 package memory
 
-import "sort"
+import (
+	"sort"
+
+	"github.com/leadership-go/leadership/internal/memfault"
+)
+
+// The test faults of a backend (stopping its server, losing its data) and
+// InUse are reached through internal/memfault, out of this package's API.
+func init() {
+	memfault.Hooks.StopServer = stopServer
+	memfault.Hooks.StartServer = startServer
+	memfault.Hooks.LoseData = loseData
+	memfault.Hooks.InUse = inUse
+}
 
 // Disconnect cuts the handle off from its backend, like a network
-// partition. Every call then fails with ErrDisconnected (which wraps
+// partition. Every call then fails with errDisconnected (which wraps
 // store.ErrNotReachable), blocked Lock calls return it, and the handle no
 // longer keeps its keys and locks alive: they expire one TTL after the
 // disconnect unless Reconnect comes first. Open watches stay open but
@@ -37,21 +50,21 @@ func (s *Store) setDisconnected(v bool) {
 	b.broadcastState()
 }
 
-// StopServer makes the backend called name unreachable for all its handles,
-// as if the server process were down: every call fails with ErrServerDown
+// stopServer makes the backend called name unreachable for all its handles,
+// as if the server process were down: every call fails with errServerDown
 // (which wraps store.ErrNotReachable) and no handle can keep keys or locks
 // alive. Data survives and TTL clocks keep running, so leases whose owners
 // cannot renew expire during the outage. The backend is created if it does
-// not exist yet. StopServer is idempotent.
-func StopServer(name string) {
+// not exist yet. stopServer is idempotent.
+func stopServer(name string) {
 	backendFor(name).setDown(true)
 }
 
-// StartServer brings back a backend stopped with StopServer: handles that
+// startServer brings back a backend stopped with stopServer: handles that
 // are open and connected work again, resume keep-alive of what they still
 // hold, and their watches receive the current state of what changed during
-// the outage. StartServer is idempotent.
-func StartServer(name string) {
+// the outage. startServer is idempotent.
+func startServer(name string) {
 	backendFor(name).setDown(false)
 }
 
@@ -77,12 +90,12 @@ func (b *backend) setDown(v bool) {
 	b.broadcastState()
 }
 
-// LoseData wipes the backend called name as a server that restarted without
+// loseData wipes the backend called name as a server that restarted without
 // persistence would come back: every key and lock is gone, and the
 // modification index starts again from zero, so indexes seen before are
 // handed out again. Open watches see each key deleted. It works whether
 // the server is up or stopped, and creates the backend if needed.
-func LoseData(name string) {
+func loseData(name string) {
 	b := backendFor(name)
 	b.mu.Lock()
 	defer b.mu.Unlock()

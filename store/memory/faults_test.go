@@ -18,10 +18,10 @@ func TestDisconnectErrors(t *testing.T) {
 	s.Disconnect() // idempotent
 
 	err := s.Put(ctx, "k", []byte("v"), nil)
-	require.ErrorIs(t, err, ErrDisconnected)
+	require.ErrorIs(t, err, errDisconnected)
 	require.ErrorIs(t, err, store.ErrNotReachable)
 	_, err = s.Get(ctx, "k", nil)
-	require.ErrorIs(t, err, ErrDisconnected)
+	require.ErrorIs(t, err, errDisconnected)
 
 	require.NoError(t, other.Put(ctx, "k", []byte("v"), nil), "other handles are unaffected")
 
@@ -71,7 +71,7 @@ func TestDisconnectLockExpiresUnlessReconnected(t *testing.T) {
 	}
 
 	owner.Reconnect()
-	assert.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
+	assert.ErrorIs(t, l.Unlock(ctx), errNotLocked)
 
 	p, err := owner.Get(ctx, "lock", nil)
 	require.NoError(t, err)
@@ -89,7 +89,7 @@ func TestDisconnectWakesBlockedLock(t *testing.T) {
 
 	blocked := storetest.StartLock(ctx, lw, 20*time.Millisecond)
 	waiter.Disconnect()
-	assert.ErrorIs(t, blocked.Wait(t, "blocked Lock did not return on Disconnect").Err, ErrDisconnected)
+	assert.ErrorIs(t, blocked.Wait(t, "blocked Lock did not return on Disconnect").Err, errDisconnected)
 }
 
 func TestDisconnectKeepAlivePut(t *testing.T) {
@@ -168,20 +168,20 @@ func TestStopStartServer(t *testing.T) {
 	require.NoError(t, err)
 	storetest.NextPair(t, events)
 
-	StopServer(name)
-	StopServer(name) // idempotent
+	stopServer(name)
+	stopServer(name) // idempotent
 
 	for _, h := range []*Store{s, other} {
 		_, err := h.Get(ctx, "persistent", nil)
-		require.ErrorIs(t, err, ErrServerDown)
+		require.ErrorIs(t, err, errServerDown)
 		require.ErrorIs(t, err, store.ErrNotReachable)
 	}
 
 	// Owners cannot renew: the lock is lost during the outage.
 	requireSignal(t, lost, "lock lost during outage")
 
-	StartServer(name)
-	StartServer(name)
+	startServer(name)
+	startServer(name)
 
 	p, err := other.Get(ctx, "persistent", nil)
 	require.NoError(t, err, "data survives")
@@ -206,12 +206,12 @@ func TestStopStartServer(t *testing.T) {
 
 func TestStopServerBeforeOpen(t *testing.T) {
 	name := freshName(t)
-	StopServer(name)
+	stopServer(name)
 
 	s := openStore(t, name)
-	assert.ErrorIs(t, s.Put(context.Background(), "k", nil, nil), ErrServerDown)
+	assert.ErrorIs(t, s.Put(context.Background(), "k", nil, nil), errServerDown)
 
-	StartServer(name)
+	startServer(name)
 	require.NoError(t, s.Put(context.Background(), "k", nil, nil))
 }
 
@@ -223,9 +223,9 @@ func TestShortOutageKeepsLeases(t *testing.T) {
 
 	require.NoError(t, s.Put(ctx, "lease", []byte("l"), &store.WriteOptions{TTL: ttl, KeepAlive: true}))
 
-	StopServer(name)
+	stopServer(name)
 	time.Sleep(ttl / 10)
-	StartServer(name)
+	startServer(name)
 	time.Sleep(2 * ttl)
 
 	ok, err := s.Exists(ctx, "lease", nil)
@@ -249,7 +249,7 @@ func TestLoseData(t *testing.T) {
 	require.NoError(t, err)
 	<-events // the current value
 
-	LoseData(name)
+	loseData(name)
 
 	_, err = s.Get(ctx, "a", nil)
 	require.ErrorIs(t, err, store.ErrKeyNotFound)

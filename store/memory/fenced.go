@@ -17,7 +17,7 @@ var _ fenced.Putter = (*Store)(nil)
 // LastIndex and its Value bytes, both checked under the backend's lock, so
 // that no write to guardKey comes between the check and the write (see
 // package fenced). The value tells apart a record written anew at an index
-// handed out again after LoseData.
+// handed out again after loseData.
 func (s *Store) FencedPut(ctx context.Context, key string, value []byte, guardKey string, guard *store.KVPair) error {
 	k, err := s.enterKey(ctx, key)
 	if err != nil {
@@ -26,7 +26,7 @@ func (s *Store) FencedPut(ctx context.Context, key string, value []byte, guardKe
 	defer s.b.mu.Unlock()
 	g := kv.NormalizeKey(guardKey)
 	if g == "" {
-		return ErrEmptyKey
+		return errEmptyKey
 	}
 	e := s.b.lookup(g)
 	if guard == nil || e == nil || e.index != guard.LastIndex || !bytes.Equal(e.value, guard.Value) {

@@ -39,7 +39,7 @@ func (b *backend) releaseLock(key string, ls *lockState) {
 }
 
 // NewLock returns a Locker for key, not held. opts.TTL defaults to
-// DefaultLockTTL. See Lock and Unlock for the semantics.
+// defaultLockTTL. See Lock and Unlock for the semantics.
 func (s *Store) NewLock(ctx context.Context, key string, opts *store.LockOptions) (store.Locker, error) {
 	k, err := s.enterKey(ctx, key)
 	if err != nil {
@@ -47,7 +47,7 @@ func (s *Store) NewLock(ctx context.Context, key string, opts *store.LockOptions
 	}
 	defer s.b.mu.Unlock()
 
-	return &locker{s: s, key: k, LockSpec: kv.NewLockSpec(opts, DefaultLockTTL, minTTL)}, nil
+	return &locker{s: s, key: k, LockSpec: kv.NewLockSpec(opts, defaultLockTTL, minTTL)}, nil
 }
 
 // Lock blocks until the lock is acquired, ctx is done (nil, ctx.Err()) or
@@ -70,7 +70,7 @@ func (l *locker) Lock(ctx context.Context) (<-chan struct{}, error) {
 		if l.held != nil && !l.held.released {
 			b.mu.Unlock()
 
-			return nil, ErrAlreadyLocked
+			return nil, errAlreadyLocked
 		}
 
 		if e == nil || e.lock == nil {
@@ -128,7 +128,7 @@ func (l *locker) watchRenew(ls *lockState) {
 
 // Unlock releases the lock. With DeleteOnUnlock the key is deleted,
 // otherwise its value stays and becomes persistent (a modification with a
-// new index). It returns ErrNotLocked when the lock is not held.
+// new index). It returns errNotLocked when the lock is not held.
 func (l *locker) Unlock(ctx context.Context) error {
 	s, b := l.s, l.s.b
 
@@ -142,7 +142,7 @@ func (l *locker) Unlock(ctx context.Context) error {
 
 	e := b.lookup(l.key)
 	if ls == nil || e == nil || e.lock != ls {
-		return ErrNotLocked
+		return errNotLocked
 	}
 
 	if l.DeleteOnUnlock {

@@ -87,7 +87,7 @@ func TestLockKeptAliveThenRenewStopped(t *testing.T) {
 	close(renew)
 	requireSignal(t, lost, "expiry after RenewLock closed")
 	assert.GreaterOrEqual(t, time.Since(start), 40*time.Millisecond)
-	assert.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
+	assert.ErrorIs(t, l.Unlock(ctx), errNotLocked)
 }
 
 func TestLockUnlockSemantics(t *testing.T) {
@@ -98,7 +98,7 @@ func TestLockUnlockSemantics(t *testing.T) {
 
 	keep, err := s.NewLock(ctx, "keep", &store.LockOptions{Value: []byte("v")})
 	require.NoError(t, err)
-	assert.ErrorIs(t, keep.Unlock(ctx), ErrNotLocked, "never locked")
+	assert.ErrorIs(t, keep.Unlock(ctx), errNotLocked, "never locked")
 
 	events, err := s.Watch(ctx, "keep", nil)
 	require.NoError(t, err)
@@ -110,13 +110,13 @@ func TestLockUnlockSemantics(t *testing.T) {
 	assert.Equal(t, []byte("v"), acquired.Value)
 
 	_, err = keep.Lock(ctx)
-	assert.ErrorIs(t, err, ErrAlreadyLocked)
+	assert.ErrorIs(t, err, errAlreadyLocked)
 
 	require.NoError(t, keep.Unlock(ctx))
 	released := storetest.NextPair(t, events)
 	assert.Equal(t, []byte("v"), released.Value, "value stays without DeleteOnUnlock")
 	assert.Greater(t, released.LastIndex, acquired.LastIndex, "release takes an index")
-	assert.ErrorIs(t, keep.Unlock(ctx), ErrNotLocked, "double unlock")
+	assert.ErrorIs(t, keep.Unlock(ctx), errNotLocked, "double unlock")
 
 	del, err := s.NewLock(ctx, "del", &store.LockOptions{Value: []byte("v"), DeleteOnUnlock: true})
 	require.NoError(t, err)
@@ -177,7 +177,7 @@ func TestLockDefaultsAndMinTTL(t *testing.T) {
 
 	l, err := s.NewLock(ctx, "a", nil)
 	require.NoError(t, err)
-	assert.Equal(t, DefaultLockTTL, l.(*locker).TTL)
+	assert.Equal(t, defaultLockTTL, l.(*locker).TTL)
 
 	l, err = s.NewLock(ctx, "b", &store.LockOptions{TTL: time.Nanosecond})
 	require.NoError(t, err)

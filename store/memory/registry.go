@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// DefaultLockTTL is the lock TTL used when LockOptions.TTL is not positive.
-const DefaultLockTTL = 15 * time.Second
+// defaultLockTTL is the lock TTL used when LockOptions.TTL is not positive.
+const defaultLockTTL = 15 * time.Second
 
 // minTTL is the smallest TTL the store honours; smaller positive TTLs are
 // rounded up to it.
@@ -33,11 +33,11 @@ func backendFor(name string) *backend {
 	return b
 }
 
-// InUse reports whether this process has a backend called name: whether
+// inUse reports whether this process has a backend called name: whether
 // a handle was ever opened on it. A backend lives as long as the process,
 // so a name not in use is an empty store. (The command uses it to warn
 // that memory:// is not shared between processes.)
-func InUse(name string) bool {
+func inUse(name string) bool {
 	registry.mu.Lock()
 	defer registry.mu.Unlock()
 	return registry.backends[name] != nil

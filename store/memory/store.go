@@ -14,8 +14,8 @@ import (
 
 // Open returns a new handle on the backend cfg.Name, creating the backend if
 // it does not exist yet: the shape of every adapter's Open. Opening
-// succeeds even while the backend is stopped (see StopServer); calls then
-// fail until it is started again. It fails with ErrNoName for an empty
+// succeeds even while the backend is stopped (see stopServer); calls then
+// fail until it is started again. It fails with an error matching store.ErrInvalidConfig for an empty
 // name, and with ctx's error if ctx is already done.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := ctx.Err(); err != nil {
@@ -23,7 +23,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	name := cfg.Name
 	if name == "" {
-		return nil, ErrNoName
+		return nil, errNoName
 	}
 
 	b := backendFor(name)
@@ -79,11 +79,11 @@ func (s *Store) reachable() bool {
 func (s *Store) reachErr() error {
 	switch {
 	case s.closed:
-		return ErrClosed
+		return errClosed
 	case s.disconnected:
-		return ErrDisconnected
+		return errDisconnected
 	case s.b.down:
-		return ErrServerDown
+		return errServerDown
 	default:
 		return nil
 	}
@@ -107,7 +107,7 @@ func (s *Store) enter(ctx context.Context) error {
 }
 
 // enterKey is enter followed by key normalisation; an empty key fails with
-// ErrEmptyKey.
+// an error matching store.ErrInvalidKey.
 func (s *Store) enterKey(ctx context.Context, key string) (string, error) {
 	if err := s.enter(ctx); err != nil {
 		return "", err
@@ -117,7 +117,7 @@ func (s *Store) enterKey(ctx context.Context, key string) (string, error) {
 	if k == "" {
 		s.b.mu.Unlock()
 
-		return "", ErrEmptyKey
+		return "", errEmptyKey
 	}
 
 	return k, nil
@@ -125,7 +125,7 @@ func (s *Store) enterKey(ctx context.Context, key string) (string, error) {
 
 // Put writes value at key. With opts.TTL > 0 the key expires TTL after the
 // write, or, with opts.KeepAlive, TTL after this handle stops keeping it
-// alive (Close, Disconnect, StopServer). A write without TTL makes the key
+// alive (Close, Disconnect, a stopped server). A write without TTL makes the key
 // persistent.
 func (s *Store) Put(ctx context.Context, key string, value []byte, opts *store.WriteOptions) error {
 	k, err := s.enterKey(ctx, key)
@@ -271,7 +271,7 @@ func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previou
 
 // AtomicDelete deletes key if its LastIndex equals previous.LastIndex and,
 // when previous.Value is not nil, its value equals previous.Value (so that
-// a key written anew at an index handed out again after LoseData is not
+// a key written anew at an index handed out again after loseData is not
 // taken for the one previous was read from). It returns
 // store.ErrPreviousNotSpecified for a nil previous, store.ErrKeyNotFound
 // for a missing key and store.ErrKeyModified on a mismatch.
@@ -301,8 +301,8 @@ func (s *Store) AtomicDelete(ctx context.Context, key string, previous *store.KV
 }
 
 // Close detaches the handle as if the client vanished: its watch channels
-// close, its blocked calls return ErrClosed, and the keys and locks it kept
-// alive expire one TTL later. Every later call returns ErrClosed. Close is
+// close, its blocked calls return an error matching store.ErrClosed, and the keys and locks it kept
+// alive expire one TTL later. Every later call returns an error matching store.ErrClosed. Close is
 // idempotent and waits for the handle's goroutines to end.
 func (s *Store) Close() error {
 	b := s.b

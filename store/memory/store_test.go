@@ -21,8 +21,8 @@ func TestNewErrors(t *testing.T) {
 		options   valkeyrie.Config
 		check     func(t *testing.T, err error)
 	}{
-		{"no endpoint", nil, nil, func(t *testing.T, err error) { assert.ErrorIs(t, err, ErrNoName) }},
-		{"empty name", []string{""}, nil, func(t *testing.T, err error) { assert.ErrorIs(t, err, ErrNoName) }},
+		{"no endpoint", nil, nil, func(t *testing.T, err error) { assert.ErrorIs(t, err, errNoName) }},
+		{"empty name", []string{""}, nil, func(t *testing.T, err error) { assert.ErrorIs(t, err, errNoName) }},
 		{"wrong config", []string{"x"}, struct{}{}, func(t *testing.T, err error) {
 			var cfgErr *store.InvalidConfigurationError
 			require.ErrorAs(t, err, &cfgErr)
@@ -44,7 +44,7 @@ func TestNewErrors(t *testing.T) {
 	}
 
 	_, err := Open(context.Background(), Config{Name: ""})
-	assert.ErrorIs(t, err, ErrNoName)
+	assert.ErrorIs(t, err, errNoName)
 
 	kv, err := valkeyrie.NewStore(ctx, StoreName, []string{freshName(t)}, &Config{})
 	require.NoError(t, err)
@@ -95,7 +95,7 @@ func TestEmptyKey(t *testing.T) {
 
 	for name, op := range ops {
 		for _, key := range []string{"", "/", "//"} {
-			assert.ErrorIs(t, op(key), ErrEmptyKey, "%s(%q)", name, key)
+			assert.ErrorIs(t, op(key), errEmptyKey, "%s(%q)", name, key)
 		}
 	}
 }
@@ -308,7 +308,7 @@ func TestClosedHandle(t *testing.T) {
 	}
 
 	for i, err := range errs {
-		assert.ErrorIs(t, err, ErrClosed, "call %d", i)
+		assert.ErrorIs(t, err, errClosed, "call %d", i)
 		assert.ErrorIs(t, err, store.ErrNotReachable, "call %d", i)
 	}
 }
@@ -332,7 +332,7 @@ func second[T any](_ T, err error) error { return err }
 func third[A, B any](_ A, _ B, err error) error { return err }
 
 func TestErrorsWrapNotReachable(t *testing.T) {
-	for _, err := range []error{ErrClosed, ErrDisconnected, ErrServerDown} {
+	for _, err := range []error{errClosed, errDisconnected, errServerDown} {
 		assert.True(t, errors.Is(err, store.ErrNotReachable), err.Error())
 	}
 }

@@ -100,7 +100,7 @@ func (b *batcher) do(c *batchCall) batchResult {
 	c.Done = make(chan batchResult, 1)
 
 	if !b.q.PushStart(c, b.s.spawn) {
-		return batchResult{err: ErrClosed}
+		return batchResult{err: errClosed}
 	}
 
 	return b.q.Wait(c)

@@ -180,8 +180,8 @@ func TestCertVerdictFindsAlertHiddenByReset(t *testing.T) {
 	}
 
 	kind, hint := refusal(err, &pgx.ConnConfig{Config: *cc})
-	if kind != ErrTLS || !strings.Contains(hint, "refused the client certificate") {
-		t.Errorf("classified as %v (%q), want ErrTLS, the certificate refused", kind, hint)
+	if kind != errTLS || !strings.Contains(hint, "refused the client certificate") {
+		t.Errorf("classified as %v (%q), want errTLS, the certificate refused", kind, hint)
 	}
 }
 

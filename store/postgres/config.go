@@ -2,10 +2,8 @@ package postgres
 
 import (
 	"crypto/tls"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"regexp"
 	"strconv"
@@ -16,19 +14,20 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
-	// DefaultTable is the table used when Config.Table is empty.
-	DefaultTable = "leadership_kv"
+	// defaultTable is the table used when Config.Table is empty.
+	defaultTable = "leadership_kv"
 
-	// DefaultDialTimeout bounds connection attempts and the initial ping
+	// defaultDialTimeout bounds connection attempts and the initial ping
 	// when neither Config.DialTimeout nor the DSN's connect_timeout is set.
-	DefaultDialTimeout = adapter.DefaultDialTimeout
+	defaultDialTimeout = adapter.DefaultDialTimeout
 
-	// DefaultLockTTL is the lock TTL used when LockOptions.TTL is not positive.
-	DefaultLockTTL = 15 * time.Second
+	// defaultLockTTL is the lock TTL used when LockOptions.TTL is not positive.
+	defaultLockTTL = 15 * time.Second
 
 	// minTTL is the smallest TTL honoured; smaller positive TTLs are rounded
 	// up to it. Kept-alive rows are renewed every TTL/3.
@@ -53,17 +52,20 @@ type Config struct {
 
 	// Username and Password, when set, replace the DSN's user and password.
 	Username string
-	Password string
+	// Password is a store.Secret: fmt, JSON and slog show it masked.
+	Password lstore.Secret
 
 	// DSN is the PostgreSQL DSN or URL that Open connects to, as pgx takes
 	// it ("postgres://user:pass@host:5432/db?sslmode=verify-full&sslrootcert=CA").
 	// A password or client key is never sent without verified TLS unless
-	// it says sslmode=disable (see ErrInsecure). valkeyrie.NewStore takes its first
+	// it says sslmode=disable (else a *store.ConfigError for sslmode). valkeyrie.NewStore takes its first
 	// endpoint in its place when given one.
-	DSN string
+	// DSN is a store.Secret (it may hold a password): fmt, JSON and slog
+	// show it masked whole.
+	DSN lstore.Secret
 
 	// Table is the table holding the keys, created if missing. Default
-	// DefaultTable. Letters, digits and underscores, at most 54 bytes.
+	// "leadership_kv". Letters, digits and underscores, at most 54 bytes.
 	Table string
 
 	// Schema holds the table, its sequence, functions and trigger. Default:
@@ -71,13 +73,13 @@ type Config struct {
 	Schema string
 
 	// Channel is the NOTIFY channel. Default: Table + "_events". Every
-	// handle on a table must use the same channel (see ErrChannelMismatch).
+	// handle on a table must use the same channel (else Open fails with an error matching store.ErrInvalidConfig).
 	Channel string
 
 	// DialTimeout bounds each connection attempt and the ping done by
 	// Open, and how long a statement may run on after its caller gave up
 	// (see Load in the package documentation). Default: the DSN's
-	// connect_timeout, else DefaultDialTimeout.
+	// connect_timeout, else 5s.
 	DialTimeout time.Duration
 
 	// RequestTimeout, when positive, bounds every call whose context has
@@ -124,7 +126,7 @@ func (c *Config) resolve() (settings, error) {
 
 	st := settings{table: cfg.Table, schema: cfg.Schema, channel: cfg.Channel, connectTimeout: cfg.DialTimeout, requestTimeout: cfg.RequestTimeout}
 	if st.table == "" {
-		st.table = DefaultTable
+		st.table = defaultTable
 	}
 
 	if st.channel == "" {
@@ -151,7 +153,7 @@ func (c *Config) resolve() (settings, error) {
 	if cfg.RequestTimeout < 0 {
 		return st, invalid("RequestTimeout", "", fmt.Sprintf("negative: %v", cfg.RequestTimeout), nil)
 	}
-	if err := adapter.CheckEndpoints(ErrInvalidConfig, cfg.Endpoints, 0, ""); len(cfg.Endpoints) > 0 && err != nil {
+	if err := adapter.CheckEndpoints(errInvalidConfig, cfg.Endpoints, 0, ""); len(cfg.Endpoints) > 0 && err != nil {
 		return st, err
 	}
 
@@ -177,8 +179,8 @@ func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	case cc.ConnectTimeout > 0:
 		st.connectTimeout = cc.ConnectTimeout
 	default:
-		st.connectTimeout = DefaultDialTimeout
-		cc.ConnectTimeout = DefaultDialTimeout
+		st.connectTimeout = defaultDialTimeout
+		cc.ConnectTimeout = defaultDialTimeout
 	}
 
 	if c != nil {
@@ -208,7 +210,7 @@ func (c *Config) override(cc *pgx.ConnConfig) error {
 		cc.User = c.Username
 	}
 	if c.Password != "" {
-		cc.Password = c.Password
+		cc.Password = string(c.Password)
 	}
 	if len(c.Endpoints) == 0 {
 		return nil
@@ -318,30 +320,5 @@ func requireVerifiedTLS(cc *pgx.ConnConfig) error {
 
 	return invalid("sslmode", "", "would send the password or client key without verified TLS (sslmode prefer, allow, or require without "+
 		"sslrootcert, which is pgx's default when none is given): use sslmode=verify-full with sslrootcert=CA "+
-		"(or verify-ca), or sslmode=disable to send them in plain text on purpose", ErrInsecure)
+		"(or verify-ca), or sslmode=disable to send them in plain text on purpose", errInsecure)
 }
-
-// configNoMethods is Config without its methods, for the encodings below.
-type configNoMethods Config
-
-// masked is c with its secrets masked.
-func (c Config) masked() configNoMethods {
-	m := configNoMethods(c)
-	m.DSN = adapter.MaskDSN(m.DSN)
-	m.Password = adapter.MaskString(m.Password)
-	return m
-}
-
-// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
-func (c Config) Format(f fmt.State, verb rune) {
-	adapter.FormatMasked(f, verb, c.masked(), "postgres.configNoMethods", "postgres.Config")
-}
-
-// GoString is %#v of c, its secrets masked.
-func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
-
-// MarshalJSON encodes c with its secrets masked.
-func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
-
-// LogValue is c for log/slog, its secrets masked.
-func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

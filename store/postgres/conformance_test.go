@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 )
 
@@ -18,6 +19,6 @@ func TestConformance(t *testing.T) {
 	electiontest.Conformance(t, "postgres", "postgres", []string{u.Host}, func(ctx context.Context, endpoints []string) (store.Store, error) {
 		via := *u
 		via.Host = endpoints[0] // through the client's own forwarder
-		return Open(ctx, Config{DSN: via.String(), Table: "leadershiptest_kv"})
+		return Open(ctx, Config{DSN: lstore.Secret(via.String()), Table: "leadershiptest_kv"})
 	})
 }

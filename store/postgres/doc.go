@@ -16,9 +16,9 @@
 //	defer kv.Close()
 //
 // Importing the package also registers the store with valkeyrie under
-// StoreName ("postgres"), whose first endpoint is the DSN (see
+// StoreName ("leadership-postgres"), whose first endpoint is the DSN (see
 // valkeyrie.go). Open pings the server within Config.DialTimeout
-// (default 5s) and fails with an *UnreachableError, which wraps
+// (default 5s) and fails with an error matching store.ErrUnreachable, which wraps
 // store.ErrNotReachable, when it cannot be reached. Within the same
 // timeout it opens two pool connections and prepares the statements of
 // reads, atomic writes and heartbeats on them, runs the table's triggers
@@ -60,15 +60,15 @@
 //
 // A handle whose role does not own an existing table never changes the
 // schema: it checks that the table, sequence, functions and triggers exist
-// (else ErrSchemaIncomplete) and uses them. So an administrator may create
+// (else an error matching store.ErrPermission) and uses them. So an administrator may create
 // the schema by opening the store once as the owner, and grant a
 // candidate's role SELECT, INSERT, UPDATE and DELETE on the table and
 // USAGE on its sequence, and a follower's role SELECT only (LISTEN needs
 // no grant). Row-level security policies may keep each role to its keys.
 // A role that may not delete leaves the purges of expired rows to others.
-// Refusals are *RefusedError values matching ErrPermission (a statement
-// the role may not run), ErrAuth (credentials, client certificate) or
-// ErrTLS (a handshake that failed); they do not match
+// Refusals are *RefusedError values matching store.ErrPermission (a statement
+// the role may not run), store.ErrAuth (credentials, client certificate) or
+// store.ErrTLS (a handshake that failed); they do not match
 // store.ErrNotReachable. No error holds the DSN's password.
 //
 // # Notifications
@@ -148,7 +148,7 @@
 //
 // # Connection loss
 //
-// Calls fail with an *UnreachableError (errors.Is store.ErrNotReachable)
+// Calls fail with an error matching store.ErrUnreachable (errors.Is store.ErrNotReachable)
 // while the server is unreachable; the pool reconnects on later calls. The
 // listener checks its connection after 10s without notifications and
 // reconnects with backoff (50ms to 2s) when it breaks. Notifications sent

@@ -11,7 +11,7 @@ import (
 // credentials, each endpoint with the DSN's TLS settings.
 func TestEndpointsOverride(t *testing.T) {
 	cfg := &Config{
-		DSN:       "postgres://u:p@dsnhost:5432/db?sslmode=verify-full&sslrootcert=" + t.TempDir() + "/none",
+		DSN:       lstore.Secret("postgres://u:p@dsnhost:5432/db?sslmode=verify-full&sslrootcert=" + t.TempDir() + "/none"),
 		Endpoints: []string{"a.example:1", "b.example:2"},
 		Username:  "x",
 		Password:  "y",
@@ -20,12 +20,12 @@ func TestEndpointsOverride(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cfg.poolConfig(cfg.DSN, &st); err == nil {
+	if _, err := cfg.poolConfig(string(cfg.DSN), &st); err == nil {
 		t.Fatal("a missing sslrootcert file was accepted")
 	}
 
 	cfg.DSN = "postgres://u:p@dsnhost:5432/db?sslmode=disable"
-	pc, err := cfg.poolConfig(cfg.DSN, &st)
+	pc, err := cfg.poolConfig(string(cfg.DSN), &st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,11 +41,11 @@ func TestEndpointsOverride(t *testing.T) {
 		c := &Config{DSN: cfg.DSN, Endpoints: []string{bad}}
 		st, err := c.resolve()
 		if err == nil {
-			_, err = c.poolConfig(c.DSN, &st)
+			_, err = c.poolConfig(string(c.DSN), &st)
 		}
-		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Field != "Endpoints" || !errors.Is(err, ErrInvalidConfig) || !errors.Is(err, lstore.ErrInvalidConfig) {
-			t.Errorf("endpoint %q: %v, want a *ConfigError on Endpoints", bad, err)
+		var ce *configError
+		if !errors.As(err, &ce) || ce.Field != "Endpoints" || !errors.Is(err, errInvalidConfig) || !errors.Is(err, lstore.ErrInvalidConfig) {
+			t.Errorf("endpoint %q: %v, want a *configError on Endpoints", bad, err)
 		}
 	}
 	c := &Config{DSN: cfg.DSN, RequestTimeout: -1}

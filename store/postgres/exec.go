@@ -95,7 +95,7 @@ func (s *Store) execOnce(ctx context.Context, f func(ctx context.Context, conn *
 		conn.Release()
 		close(fin)
 
-		return fin, ErrClosed
+		return fin, errClosed
 	}
 
 	select {

@@ -43,11 +43,11 @@ func (s *Store) FencedPut(ctx context.Context, key string, value []byte, guardKe
 	return nil
 }
 
-// keyName is the row key of key, or ErrEmptyKey.
+// keyName is the row key of key, or errEmptyKey.
 func keyName(key string) (string, error) {
 	if k := kv.NormalizeKey(key); k != "" {
 		return k, nil
 	}
 
-	return "", ErrEmptyKey
+	return "", errEmptyKey
 }

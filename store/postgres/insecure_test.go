@@ -16,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgproto3"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
@@ -126,7 +127,7 @@ func (f *pwServer) received() []string {
 // TestNoPasswordWithoutVerifiedTLS: a password (or client key) is never
 // sent to a server that declines TLS or presents a certificate nobody
 // trusts, unless the DSN asks for plain text (sslmode=disable); the refusal
-// names the way out and matches ErrInsecure.
+// names the way out and matches errInsecure.
 func TestNoPasswordWithoutVerifiedTLS(t *testing.T) {
 	const secret = "n0tInClear"
 	ca := storetest.NewCA(t, "trusted")
@@ -138,7 +139,7 @@ func TestNoPasswordWithoutVerifiedTLS(t *testing.T) {
 		name      string
 		untrusted bool
 		params    string
-		insecure  bool // refused before any connection (ErrInsecure)
+		insecure  bool // refused before any connection (errInsecure)
 	}{
 		{"no sslmode, TLS declined", false, "", true},
 		{"prefer, TLS declined", false, "sslmode=prefer", true},
@@ -160,7 +161,7 @@ func TestNoPasswordWithoutVerifiedTLS(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			kv, err := Open(ctx, Config{DSN: dsn})
+			kv, err := Open(ctx, Config{DSN: lstore.Secret(dsn)})
 			if err == nil {
 				_ = kv.Close()
 				t.Fatal("opened")
@@ -168,8 +169,8 @@ func TestNoPasswordWithoutVerifiedTLS(t *testing.T) {
 			if got := srv.received(); len(got) > 0 {
 				t.Errorf("the server was sent the password %q", got)
 			}
-			if tc.insecure != errors.Is(err, ErrInsecure) {
-				t.Errorf("errors.Is(err, ErrInsecure) = %v, want %v: %v", !tc.insecure, tc.insecure, err)
+			if tc.insecure != errors.Is(err, errInsecure) {
+				t.Errorf("errors.Is(err, errInsecure) = %v, want %v: %v", !tc.insecure, tc.insecure, err)
 			}
 			if strings.Contains(err.Error(), secret) {
 				t.Errorf("the error shows the password: %v", err)
@@ -183,7 +184,7 @@ func TestNoPasswordWithoutVerifiedTLS(t *testing.T) {
 	srv := newPwServer(t, false)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if kv, err := Open(ctx, Config{DSN: "postgres://app:" + secret + "@" + srv.addr + "/db?connect_timeout=10&sslmode=disable"}); err == nil {
+	if kv, err := Open(ctx, Config{DSN: lstore.Secret("postgres://app:" + secret + "@" + srv.addr + "/db?connect_timeout=10&sslmode=disable")}); err == nil {
 		_ = kv.Close()
 		t.Fatal("opened the fake server")
 	}

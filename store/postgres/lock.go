@@ -47,7 +47,7 @@ type heldLock struct {
 }
 
 // NewLock returns a Locker for key, not held. opts.TTL defaults to
-// DefaultLockTTL. See Lock and Unlock for the semantics.
+// defaultLockTTL. See Lock and Unlock for the semantics.
 func (s *Store) NewLock(ctx context.Context, key string, opts *store.LockOptions) (store.Locker, error) {
 	k, _, done, err := s.beginKey(ctx, key)
 	if err != nil {
@@ -55,11 +55,11 @@ func (s *Store) NewLock(ctx context.Context, key string, opts *store.LockOptions
 	}
 	done()
 
-	return &locker{s: s, key: k, LockSpec: kv.NewLockSpec(opts, DefaultLockTTL, minTTL)}, nil
+	return &locker{s: s, key: k, LockSpec: kv.NewLockSpec(opts, defaultLockTTL, minTTL)}, nil
 }
 
 // Lock blocks until the lock is acquired, ctx is done (nil, ctx.Err()) or
-// the handle closes (nil, ErrClosed). A lock is free when its key does not
+// the handle closes (nil, errClosed). A lock is free when its key does not
 // exist, is not a lock, or has expired. On success the lock value is
 // written at the key, owned by this handle, and the returned channel is
 // closed when the lock is lost: Unlock, expiry, or the key being deleted
@@ -118,7 +118,7 @@ func (l *locker) Lock(ctx context.Context) (<-chan struct{}, error) {
 		case <-s.ctx.Done():
 			t.Stop()
 
-			return nil, ErrClosed
+			return nil, errClosed
 		case <-wake:
 			t.Stop()
 		case <-t.C:
@@ -133,7 +133,7 @@ func (s *Store) prepareLock(l *locker) (*heldLock, <-chan struct{}, error) {
 	defer s.mu.Unlock()
 
 	if l.held != nil && !l.held.released {
-		return nil, nil, ErrAlreadyLocked
+		return nil, nil, errAlreadyLocked
 	}
 
 	wake := s.waiters.Chan(l.key)
@@ -321,7 +321,7 @@ func (s *Store) tryStopRenewal(h *heldLock) bool {
 
 // Unlock releases the lock. With DeleteOnUnlock the key is deleted,
 // otherwise its value stays and becomes persistent (a modification with a
-// new index). It returns ErrNotLocked when the lock is not held.
+// new index). It returns errNotLocked when the lock is not held.
 func (l *locker) Unlock(ctx context.Context) error {
 	s := l.s
 
@@ -337,7 +337,7 @@ func (l *locker) Unlock(ctx context.Context) error {
 	s.mu.Unlock()
 
 	if h == nil {
-		return ErrNotLocked
+		return errNotLocked
 	}
 
 	q := s.q.unlockKeep
@@ -358,7 +358,7 @@ func (l *locker) Unlock(ctx context.Context) error {
 	s.mu.Unlock()
 
 	if wasLost || n == 0 {
-		return ErrNotLocked
+		return errNotLocked
 	}
 
 	return nil

@@ -23,7 +23,7 @@ func TestLockLostOnUnlock(t *testing.T) {
 	require.NoError(t, err)
 
 	_, err = l.Lock(ctx)
-	require.ErrorIs(t, err, ErrAlreadyLocked)
+	require.ErrorIs(t, err, errAlreadyLocked)
 
 	pair, err := kv.Get(ctx, "lock", nil)
 	require.NoError(t, err)
@@ -31,7 +31,7 @@ func TestLockLostOnUnlock(t *testing.T) {
 
 	require.NoError(t, l.Unlock(ctx))
 	assert.True(t, closedWithin(lost, 0))
-	require.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
+	require.ErrorIs(t, l.Unlock(ctx), errNotLocked)
 
 	// Without DeleteOnUnlock the value stays, persistent, with a new index.
 	after, err := kv.Get(ctx, "lock", nil)
@@ -101,7 +101,7 @@ func TestLockLostOnOverwriteAndDelete(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, other.Put(ctx, "lock", []byte("mine now"), nil))
 	assert.True(t, closedWithin(lost, storetest.Patience), "lost not closed on overwrite")
-	require.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
+	require.ErrorIs(t, l.Unlock(ctx), errNotLocked)
 
 	pair, err := kv.Get(ctx, "lock", nil)
 	require.NoError(t, err)
@@ -188,7 +188,7 @@ func TestLockBlockedUntilClose(t *testing.T) {
 
 	blocked := storetest.StartLock(ctx, waiter, 100*time.Millisecond)
 	require.NoError(t, kv.Close())
-	require.ErrorIs(t, blocked.Wait(t, "Lock not ended by Close").Err, ErrClosed)
+	require.ErrorIs(t, blocked.Wait(t, "Lock not ended by Close").Err, errClosed)
 
 	require.NoError(t, holder.Unlock(ctx))
 }
@@ -200,10 +200,10 @@ func TestUnlockNotHeld(t *testing.T) {
 
 	l, err := kv.NewLock(ctx, "lock", nil)
 	require.NoError(t, err)
-	require.ErrorIs(t, l.Unlock(ctx), ErrNotLocked)
+	require.ErrorIs(t, l.Unlock(ctx), errNotLocked)
 
 	_, err = kv.NewLock(ctx, "//", nil)
-	require.ErrorIs(t, err, ErrEmptyKey)
+	require.ErrorIs(t, err, errEmptyKey)
 }
 
 func TestKeepAlive(t *testing.T) {

@@ -20,9 +20,9 @@ func TestRefusedErrors(t *testing.T) {
 		code string
 		want error
 	}{
-		{"42501", ErrPermission},
-		{"28P01", ErrAuth},
-		{"28000", ErrAuth},
+		{"42501", errPermission},
+		{"28P01", errAuth},
+		{"28000", errAuth},
 	} {
 		drv := &pgconn.PgError{Code: tc.code, Message: "refused s3cret-pw"}
 		kind, _ := refusal(drv, nil)

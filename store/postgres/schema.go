@@ -142,7 +142,7 @@ func advisoryKey(n names) int64 {
 //
 // A role that does not own an existing table (a least-privilege candidate
 // or follower, see "Least privilege" in the package documentation) changes
-// nothing: it checks that the schema is complete (else ErrSchemaIncomplete,
+// nothing: it checks that the schema is complete (else errSchemaIncomplete,
 // in a *RefusedError) and that the triggers notify on channel.
 func ensureSchema(ctx context.Context, tx pgx.Tx, n names, channel string) error {
 	if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock($1)", advisoryKey(n)); err != nil {
@@ -241,7 +241,7 @@ func ensureTriggers(ctx context.Context, tx pgx.Tx, n names, channel string) err
 		if ok {
 			got, _, _ := bytes.Cut(args, []byte{0})
 			if string(got) != channel {
-				return fmt.Errorf("%w: trigger %s on %s uses %q, configured %q", ErrChannelMismatch, w.name, n.table, got, channel)
+				return fmt.Errorf("%w: trigger %s on %s uses %q, configured %q", errChannelMismatch, w.name, n.table, got, channel)
 			}
 
 			continue
@@ -277,7 +277,7 @@ WHERE t.tgname = $2 AND t.tgrelid <> $1::regclass`, n.table, trgAfter)
 		}
 
 		if got, _, _ := bytes.Cut(args, []byte{0}); string(got) == channel {
-			return fmt.Errorf("%w: channel %q is used by table %s; set Config.Channel", ErrChannelMismatch, channel, table)
+			return fmt.Errorf("%w: channel %q is used by table %s; set Config.Channel", errChannelMismatch, channel, table)
 		}
 	}
 
@@ -306,7 +306,7 @@ func useSchema(ctx context.Context, tx pgx.Tx, n names, channel string) error {
 	}
 
 	if !ok {
-		return &RefusedError{Op: "open", Kind: ErrSchemaIncomplete, Err: fmt.Errorf("table %s", n.table)}
+		return &RefusedError{Op: "open", Kind: errSchemaIncomplete, Err: fmt.Errorf("table %s", n.table)}
 	}
 
 	return ensureTriggers(ctx, tx, n, channel)
@@ -374,7 +374,7 @@ func (s *Store) repairSchema(ctx context.Context) error {
 		if !s.spawnLocked(func() { s.runRepair(r) }) {
 			s.mu.Unlock()
 
-			return ErrClosed
+			return errClosed
 		}
 	}
 	s.mu.Unlock()

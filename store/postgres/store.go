@@ -65,17 +65,17 @@ var _ store.Store = (*Store)(nil)
 // Open connects to the server at cfg.DSN (or cfg.Endpoints), creates the
 // schema if needed, starts listening and returns the handle. It fails within
 // cfg.DialTimeout (default 5s) with an error wrapping
-// store.ErrNotReachable (an *UnreachableError) when the server cannot be
-// reached, at once with ErrNoEndpoint for an empty DSN without Endpoints, and with a
-// *ConfigError for an unusable DSN or Config.
+// store.ErrNotReachable (an error matching store.ErrUnreachable) when the server cannot be
+// reached, at once with an error matching store.ErrInvalidConfig for an empty DSN without Endpoints, and with a
+// *store.ConfigError for an unusable DSN or Config.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
-	return open(ctx, cfg.DSN, &cfg)
+	return open(ctx, string(cfg.DSN), &cfg)
 }
 
 // open is Open on dsn.
 func open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
 	if dsn == "" && (cfg == nil || len(cfg.Endpoints) == 0) {
-		return nil, ErrNoEndpoint
+		return nil, errNoEndpoint
 	}
 
 	st, err := cfg.resolve()
@@ -159,7 +159,7 @@ func (s *Store) setup(ctx context.Context) (*pgx.Conn, error) {
 		return ensureSchema(ctx, tx, s.n, s.st.channel)
 	})
 	if err != nil {
-		if errors.Is(err, ErrChannelMismatch) {
+		if errors.Is(err, errChannelMismatch) {
 			return nil, err
 		}
 
@@ -192,7 +192,7 @@ func (s *Store) openErr(ctx, cctx context.Context, op string, err error) error {
 
 // classify wraps a driver error, its password masked: a refusal (TLS,
 // authentication, privilege) becomes a *RefusedError, other
-// connection-level failures an *UnreachableError, and the other errors
+// connection-level failures an error matching store.ErrUnreachable, and the other errors
 // reported by the server stay as they are.
 func (s *Store) classify(op string, err error) error {
 	var refused *RefusedError
@@ -214,21 +214,21 @@ func (s *Store) classify(op string, err error) error {
 	return unreachable(op, err)
 }
 
-// refusal returns the kind of refusal err is (ErrAuth, ErrTLS,
-// ErrPermission), with a hint when the driver's message does not say what
+// refusal returns the kind of refusal err is (errAuth, errTLS,
+// errPermission), with a hint when the driver's message does not say what
 // is wrong, or nil.
 func refusal(err error, cc *pgx.ConnConfig) (kind error, hint string) {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch {
 		case pgErr.Code == "42501":
-			return ErrPermission, ""
+			return errPermission, ""
 		case strings.HasPrefix(pgErr.Code, "28"):
 			if cn := clientCN(cc); pgErr.Code == "28P01" && cn != "" && cn != cc.User {
 				hint = fmt.Sprintf("the client certificate's CN %q is not the user %q, which clientcert=verify-full requires", cn, cc.User)
 			}
 
-			return ErrAuth, hint
+			return errAuth, hint
 		}
 
 		return nil, ""
@@ -243,17 +243,17 @@ func refusal(err error, cc *pgx.ConnConfig) (kind error, hint string) {
 
 	switch {
 	case errors.As(err, &verify), errors.As(err, &unknown), errors.As(err, &hostname), errors.As(err, &invalid):
-		return ErrTLS, "the server's certificate does not verify"
+		return errTLS, "the server's certificate does not verify"
 	case adapter.RemoteAlert(err) != nil:
 		// An alert from the server during the handshake: about the client
 		// certificate when it presented one.
 		if presentsClientCert(cc.TLSConfig) {
-			return ErrTLS, "the server refused the client certificate"
+			return errTLS, "the server refused the client certificate"
 		}
 
-		return ErrTLS, ""
+		return errTLS, ""
 	case strings.Contains(err.Error(), "server refused TLS connection"): // pgconn's errTLSRefused, unexported
-		return ErrTLS, "the server does not speak TLS: sslmode asks for it"
+		return errTLS, "the server does not speak TLS: sslmode asks for it"
 	}
 
 	return nil, ""
@@ -317,7 +317,7 @@ func (s *Store) begin(ctx context.Context) (context.Context, context.CancelFunc,
 	}
 
 	if s.ctx.Err() != nil {
-		return nil, nil, ErrClosed
+		return nil, nil, errClosed
 	}
 
 	c, cancel := watch.Joined(ctx, s.ctx)
@@ -344,7 +344,7 @@ func (s *Store) beginCall(ctx context.Context) (context.Context, context.CancelF
 func (s *Store) beginKey(ctx context.Context, key string) (string, context.Context, context.CancelFunc, error) {
 	k := kv.NormalizeKey(key)
 	if k == "" {
-		return "", nil, nil, ErrEmptyKey
+		return "", nil, nil, errEmptyKey
 	}
 
 	c, done, err := s.beginCall(ctx)
@@ -359,7 +359,7 @@ func (s *Store) fail(ctx context.Context, op string, err error) error {
 	}
 
 	if s.ctx.Err() != nil {
-		return ErrClosed
+		return errClosed
 	}
 
 	return s.classify(op, err)
@@ -389,9 +389,9 @@ func (s *Store) spawnLocked(f func()) bool {
 }
 
 // Close detaches the handle as if the client vanished: heartbeats stop, its
-// watch channels close, blocked calls return ErrClosed, and the keys and
+// watch channels close, blocked calls return an error matching store.ErrClosed, and the keys and
 // locks it kept alive expire one TTL after their last renewal (their lost
-// channels close then). Every later call returns ErrClosed. Close is
+// channels close then). Every later call returns an error matching store.ErrClosed. Close is
 // idempotent and waits for the handle's goroutines to end. (It interrupts
 // the queries in flight; pgxpool may then keep a goroutine of its own for
 // up to 500ms.)

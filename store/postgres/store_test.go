@@ -11,6 +11,7 @@ import (
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/guard"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
@@ -28,7 +29,7 @@ func TestNewUnreachable(t *testing.T) {
 	require.Error(t, err)
 	require.ErrorIs(t, err, store.ErrNotReachable)
 
-	var ue *UnreachableError
+	var ue *unreachableError
 	require.ErrorAs(t, err, &ue)
 	t.Logf("refused: failed after %v", time.Since(start))
 	assert.Less(t, time.Since(start), storetest.Patience, "hung")
@@ -60,7 +61,7 @@ func TestNewUnreachable(t *testing.T) {
 	}()
 
 	start = time.Now()
-	_, err = Open(context.Background(), Config{DSN: "postgres://nobody@" + ln.Addr().String() + "/db?sslmode=disable", DialTimeout: 300 * time.Millisecond})
+	_, err = Open(context.Background(), Config{DSN: lstore.Secret("postgres://nobody@" + ln.Addr().String() + "/db?sslmode=disable"), DialTimeout: 300 * time.Millisecond})
 	require.ErrorIs(t, err, store.ErrNotReachable)
 	t.Logf("hung: failed after %v", time.Since(start))
 	assert.Less(t, time.Since(start), storetest.Patience, "hung")
@@ -78,10 +79,10 @@ func TestBadConfig(t *testing.T) {
 	}
 
 	_, err := valkeyrie.NewStore(ctx, StoreName, nil, nil)
-	require.ErrorIs(t, err, ErrNoEndpoint)
+	require.ErrorIs(t, err, errNoEndpoint)
 
 	_, err = Open(ctx, Config{})
-	require.ErrorIs(t, err, ErrNoEndpoint)
+	require.ErrorIs(t, err, errNoEndpoint)
 
 	for _, cfg := range []Config{
 		{Table: "bad-name"},
@@ -94,19 +95,19 @@ func TestBadConfig(t *testing.T) {
 	} {
 		cfg.DSN = "postgres://x@127.0.0.1:1/db"
 		_, err := Open(ctx, cfg)
-		require.ErrorIs(t, err, ErrInvalidConfig, "%+v", cfg)
+		require.ErrorIs(t, err, errInvalidConfig, "%+v", cfg)
 	}
 
 	_, err = Open(ctx, Config{DSN: "postgres://x@127.0.0.1:1/db?connect_timeout=abc"})
-	require.ErrorIs(t, err, ErrInvalidConfig)
+	require.ErrorIs(t, err, errInvalidConfig)
 }
 
 func TestChannelMismatch(t *testing.T) {
 	table := freshTable(t)
 	openOn(t, table)
 
-	_, err := Open(context.Background(), Config{DSN: testDSN(t), Table: table, Channel: "elsewhere"})
-	require.ErrorIs(t, err, ErrChannelMismatch)
+	_, err := Open(context.Background(), Config{DSN: lstore.Secret(testDSN(t)), Table: table, Channel: "elsewhere"})
+	require.ErrorIs(t, err, errChannelMismatch)
 }
 
 func TestConcurrentOpen(t *testing.T) {
@@ -240,7 +241,7 @@ func TestListAndDeleteTree(t *testing.T) {
 	require.ErrorIs(t, err, store.ErrKeyNotFound)
 
 	_, err = kv.Get(ctx, "/", nil)
-	require.ErrorIs(t, err, ErrEmptyKey)
+	require.ErrorIs(t, err, errEmptyKey)
 }
 
 func TestContextHonoured(t *testing.T) {
@@ -284,8 +285,8 @@ func TestChannelSharedByTables(t *testing.T) {
 	first, second := freshTable(t), freshTable(t)
 	openOn(t, first)
 
-	_, err := Open(context.Background(), Config{DSN: testDSN(t), Table: second, Channel: first + "_events"})
-	require.ErrorIs(t, err, ErrChannelMismatch)
+	_, err := Open(context.Background(), Config{DSN: lstore.Secret(testDSN(t)), Table: second, Channel: first + "_events"})
+	require.ErrorIs(t, err, errChannelMismatch)
 
 	openOn(t, second) // its own default channel is fine
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/kvtools/valkeyrie/store"
+	lstore "github.com/leadership-go/leadership/store"
 	openurl "github.com/leadership-go/leadership/store/open"
 )
 
@@ -18,7 +19,7 @@ func init() { openurl.Register([]string{"postgres", "postgresql"}, openURL) }
 // It hands the URL to pgx as a DSN, less this library's own parameters
 // (table, channel, dial_timeout, request_timeout), which go to the Config.
 // A password or client key is never sent without verified TLS unless the
-// URL says sslmode=disable (ErrInsecure).
+// URL says sslmode=disable (a *store.ConfigError for "sslmode").
 func openURL(ctx context.Context, raw string) (store.Store, error) {
 	s, err := openurl.Parse(raw)
 	if err != nil {
@@ -50,15 +51,16 @@ func openURL(ctx context.Context, raw string) (store.Store, error) {
 	if enc := rest.Encode(); enc != "" {
 		dsn += "?" + enc
 	}
-	cfg.DSN = dsn
+	cfg.DSN = lstore.Secret(dsn)
 	kv, err := Open(ctx, cfg)
-	var ce *ConfigError
+	var ce *lstore.ConfigError
 	switch {
 	case errors.As(err, &ce) && ce.Field == "DSN":
 		// Open says why without the DSN; the URL is not shown either.
 		return nil, s.Invalid("url", "", "not a PostgreSQL URL: "+ce.Reason, nil)
-	case errors.Is(err, ErrInsecure) && errors.As(err, &ce):
-		return nil, s.Invalid(ce.Field, "", ce.Reason, ErrInsecure)
+	case errors.As(err, &ce) && ce.Field == "sslmode":
+		// credentials without verified TLS: the reason names the way out.
+		return nil, s.Invalid(ce.Field, "", ce.Reason, ce.Err)
 	case err != nil:
 		return nil, err
 	}

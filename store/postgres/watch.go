@@ -79,7 +79,7 @@ func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-
 	if !s.spawn(func() { s.runKeyWatch(ctx, w, first, snap, out) }) {
 		s.dropKeyWatch(w)
 
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 
 	return out, nil
@@ -249,7 +249,7 @@ func (s *Store) WatchTree(ctx context.Context, directory string, _ *store.ReadOp
 	if !s.spawn(func() { s.runTreeWatch(ctx, w, first, snap, out) }) {
 		s.dropTreeWatch(w)
 
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 
 	return out, nil

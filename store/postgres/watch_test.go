@@ -171,7 +171,7 @@ func TestWatchEndsWithContextAndClose(t *testing.T) {
 	}
 
 	_, err = other.Get(context.Background(), "k", nil)
-	require.ErrorIs(t, err, ErrClosed)
+	require.ErrorIs(t, err, errClosed)
 	require.ErrorIs(t, err, store.ErrNotReachable)
 }
 

@@ -2,20 +2,19 @@ package redis
 
 import (
 	"crypto/tls"
-	"encoding/json"
 	"fmt"
-	"log/slog"
 	"time"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
-	// DefaultDialTimeout is Config.DialTimeout's default.
-	DefaultDialTimeout = adapter.DefaultDialTimeout
+	// defaultDialTimeout is Config.DialTimeout's default.
+	defaultDialTimeout = adapter.DefaultDialTimeout
 
-	// DefaultRequestTimeout is Config.RequestTimeout's default.
-	DefaultRequestTimeout = adapter.DefaultRequestTimeout
+	// defaultRequestTimeout is Config.RequestTimeout's default.
+	defaultRequestTimeout = adapter.DefaultRequestTimeout
 )
 
 // Config of a Redis store for elections. Zero values take documented
@@ -29,7 +28,8 @@ type Config struct {
 	// Username and Password authenticate (AUTH, or an ACL user with
 	// Username). Password alone is the legacy requirepass.
 	Username string
-	Password string
+	// Password is a store.Secret: fmt, JSON and slog show it masked.
+	Password lstore.Secret
 
 	// DB is the database number (SELECT). Default 0.
 	DB int
@@ -41,17 +41,17 @@ type Config struct {
 
 	// DialTimeout bounds Open: the probe connection, authentication and
 	// read, and the construction of kvtools' store. Default
-	// DefaultDialTimeout.
+	// 5s.
 	DialTimeout time.Duration
 
 	// RequestTimeout bounds any call whose context has no deadline.
-	// Default DefaultRequestTimeout.
+	// Default 5s.
 	RequestTimeout time.Duration
 }
 
 // validate checks cfg and returns it with its defaults filled in.
 func (cfg Config) validate() (Config, error) {
-	if err := adapter.CheckNetwork(ErrInvalidConfig, &cfg.Endpoints, 1, "kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)",
+	if err := adapter.CheckNetwork(errInvalidConfig, &cfg.Endpoints, 1, "kvtools' Redis store takes one server (no Cluster; Sentinel is not supported by Open)",
 		&cfg.DialTimeout, &cfg.RequestTimeout); err != nil {
 		return cfg, err
 	}
@@ -60,27 +60,3 @@ func (cfg Config) validate() (Config, error) {
 	}
 	return cfg, nil
 }
-
-// configNoMethods is Config without its methods, for the encodings below.
-type configNoMethods Config
-
-// masked is c with its secrets masked.
-func (c Config) masked() configNoMethods {
-	m := configNoMethods(c)
-	m.Password = adapter.MaskString(m.Password)
-	return m
-}
-
-// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
-func (c Config) Format(f fmt.State, verb rune) {
-	adapter.FormatMasked(f, verb, c.masked(), "redis.configNoMethods", "redis.Config")
-}
-
-// GoString is %#v of c, its secrets masked.
-func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
-
-// MarshalJSON encodes c with its secrets masked.
-func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
-
-// LogValue is c for log/slog, its secrets masked.
-func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }

@@ -13,12 +13,12 @@
 // # Opening
 //
 // Open validates the Config (exactly one host:port endpoint, DB not
-// negative; a *ConfigError otherwise), checks the server with a GET of a
+// negative; a *store.ConfigError otherwise), checks the server with a GET of a
 // probe key on a short-lived client of its own (the credentials, DB and a
 // clone of the TLS configuration, DialTimeout as socket timeouts, no
 // retries), then builds the kvtools store with the same credentials, DB
 // and TLS, and a go-redis client for watches (see Watches). It returns within DialTimeout (default 5s), or the context's
-// earlier deadline: an *UnreachableError, which matches
+// earlier deadline: an error matching store.ErrUnreachable, which matches
 // store.ErrNotReachable and names the endpoint, when the server did not
 // answer; the server's own error (WRONGPASS, a bad DB) when it refused.
 // RequestTimeout (default 5s) bounds every later call whose context has no
@@ -27,7 +27,7 @@
 // With TLS, a server that refuses the connection with an alert (a client
 // certificate it does not trust, an expired one, none where it requires
 // one: a TLS 1.3 server says so only after the handshake, often as a
-// connection reset) gives an error matching ErrTLSRefused that names the
+// connection reset) gives an error matching store.ErrTLS that names the
 // server's alert. An ACL user needs no right on the probe key: a NOPERM
 // answer to the probe is an answer. The rights a candidate and a follower
 // need are listed in docs/backends.md ("Redis", "Secured").
@@ -59,7 +59,7 @@
 //     included; network errors match store.ErrNotReachable), and
 //     ErrKeyExists only when the key exists. On any other store, a
 //     reported ErrKeyExists is confirmed with a Get: it stands if the key
-//     exists; the error is ErrCreateUnconfirmed (matching
+//     exists; the error is an error (matching
 //     store.ErrNotReachable) if it does not; and the Get's error if the
 //     Get fails.
 //   - Watches of its own. kvtools' watch holds a connection and two

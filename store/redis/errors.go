@@ -16,33 +16,33 @@ import (
 const backend = "redis"
 
 var (
-	// ErrInvalidConfig is matched (errors.Is) by every *ConfigError. It
+	// errInvalidConfig is matched (errors.Is) by every *configError. It
 	// matches the shared store.ErrInvalidConfig.
-	ErrInvalidConfig = adapter.Sentinel("redis: invalid configuration", lstore.ErrInvalidConfig)
+	errInvalidConfig = adapter.Sentinel("redis: invalid configuration", lstore.ErrInvalidConfig)
 
-	// ErrCreateUnconfirmed is returned by AtomicPut with previous == nil when
+	// errCreateUnconfirmed is returned by AtomicPut with previous == nil when
 	// kvtools reported store.ErrKeyExists but a read shows that the key does
 	// not exist: kvtools reports every failure of its SETNX (a timeout, a lost
 	// connection) as ErrKeyExists. The create did not take effect, or was
 	// undone by a later delete. It matches store.ErrNotReachable (the
 	// shared store.ErrUnreachable).
-	ErrCreateUnconfirmed = fmt.Errorf("redis: create not confirmed (SETNX failed or its reply was lost, and the key does not exist): %w", store.ErrNotReachable)
+	errCreateUnconfirmed = fmt.Errorf("redis: create not confirmed (SETNX failed or its reply was lost, and the key does not exist): %w", store.ErrNotReachable)
 )
 
-// ConfigError is an unusable Config, returned by Open before any network
+// configError is an unusable Config, returned by Open before any network
 // activity: Field names the Config field at fault.
-// errors.Is(err, ErrInvalidConfig) is true.
-type ConfigError = adapter.ConfigError
+// errors.Is(err, errInvalidConfig) is true.
+type configError = adapter.ConfigError
 
-// UnreachableError reports that Open could not complete a round trip with
+// unreachableError reports that Open could not complete a round trip with
 // the server (Endpoints holds its address) within its DialTimeout.
 // errors.Is(err, store.ErrNotReachable) is true, and Err (the client's
 // error) is reachable with errors.Is and errors.As too.
-type UnreachableError = adapter.UnreachableError
+type unreachableError = adapter.UnreachableError
 
-// invalid is the *ConfigError of field.
+// invalid is the *configError of field.
 func invalid(field, reason string) error {
-	return &ConfigError{Invalid: ErrInvalidConfig, Field: field, Reason: reason}
+	return &configError{Invalid: errInvalidConfig, Field: field, Reason: reason}
 }
 
 // kinds tag the server's refusals with the shared vocabulary: WRONGPASS

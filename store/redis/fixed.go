@@ -104,7 +104,7 @@ func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previou
 	case gerr == nil:
 		return false, nil, err
 	case errors.Is(gerr, store.ErrKeyNotFound):
-		return false, nil, ErrCreateUnconfirmed
+		return false, nil, errCreateUnconfirmed
 	default:
 		return false, nil, fmt.Errorf("redis: create not confirmed: %w", classify(gerr))
 	}

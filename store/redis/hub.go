@@ -113,7 +113,7 @@ type watcher struct {
 
 func newHub(client *goredis.Client, db int, read reader, timeout time.Duration) *hub {
 	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
+		timeout = defaultRequestTimeout
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	return &hub{

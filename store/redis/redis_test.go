@@ -20,7 +20,7 @@ import (
 )
 
 func TestConfigValidation(t *testing.T) {
-	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(ErrInvalidConfig), netConfig.Invalid("127.0.0.1:6379",
+	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(errInvalidConfig), netConfig.Invalid("127.0.0.1:6379",
 		storetest.InvalidConfig[Config]{Name: "two endpoints", Config: Config{Endpoints: []string{"127.0.0.1:6379", "127.0.0.1:6380"}}, Field: "Endpoints"},
 		storetest.InvalidConfig[Config]{Name: "redis scheme", Config: Config{Endpoints: []string{"redis://127.0.0.1:6379"}}, Field: "Endpoints"},
 		storetest.InvalidConfig[Config]{Name: "negative DB", Config: Config{Endpoints: []string{"127.0.0.1:6379"}, DB: -1}, Field: "DB"},
@@ -29,7 +29,7 @@ func TestConfigValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.DialTimeout != DefaultDialTimeout || cfg.RequestTimeout != DefaultRequestTimeout {
+	if cfg.DialTimeout != defaultDialTimeout || cfg.RequestTimeout != defaultRequestTimeout {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 }
@@ -196,7 +196,7 @@ func TestCreateConfirmation(t *testing.T) {
 	}{
 		{"key exists", nil, func(err error) bool { return err == store.ErrKeyExists }}, //nolint:errorlint // identity kept
 		{"key missing", store.ErrKeyNotFound, func(err error) bool {
-			return errors.Is(err, ErrCreateUnconfirmed) && errors.Is(err, store.ErrNotReachable) && !errors.Is(err, store.ErrKeyExists)
+			return errors.Is(err, errCreateUnconfirmed) && errors.Is(err, store.ErrNotReachable) && !errors.Is(err, store.ErrKeyExists)
 		}},
 		{"read fails", errors.New("boom"), func(err error) bool {
 			return err != nil && strings.Contains(err.Error(), "boom") && !errors.Is(err, store.ErrKeyExists)

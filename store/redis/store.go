@@ -29,10 +29,10 @@ type guarded = guard.Fenced
 // applied.
 //
 // A server that does not answer within cfg.DialTimeout (or ctx's earlier
-// deadline) gives an *UnreachableError, which matches store.ErrNotReachable,
+// deadline) gives an error matching store.ErrUnreachable, which matches store.ErrNotReachable,
 // after that time. A server that answers with an error (wrong password,
 // bad DB) gives that error. A cancelled ctx gives ctx.Err(). An invalid
-// cfg gives a *ConfigError at once.
+// cfg gives a *store.ConfigError at once.
 //
 // The check runs on a short-lived client of its own, with DialTimeout as
 // its socket timeouts, because kvtools' constructor sends CONFIG SET on a
@@ -62,7 +62,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, openError(ctx, ep, adapter.Explain(ctx, backend, cfg.Endpoints, cfg.TLS, err))
 	}
 
-	kcfg := &kvredis.Config{Username: cfg.Username, Password: cfg.Password, DB: cfg.DB}
+	kcfg := &kvredis.Config{Username: cfg.Username, Password: string(cfg.Password), DB: cfg.DB}
 	if cfg.TLS != nil {
 		kcfg.TLS = cfg.TLS.Clone()
 	}
@@ -102,7 +102,7 @@ func probe(ctx context.Context, cfg Config, timeout time.Duration) error {
 	opt := &goredis.Options{
 		Addr:                  cfg.Endpoints[0],
 		Username:              cfg.Username,
-		Password:              cfg.Password,
+		Password:              string(cfg.Password),
 		DB:                    cfg.DB,
 		DialTimeout:           timeout,
 		ReadTimeout:           timeout,
@@ -131,7 +131,7 @@ func watchOptions(cfg Config) *goredis.Options {
 	opt := &goredis.Options{
 		Addr:                  cfg.Endpoints[0],
 		Username:              cfg.Username,
-		Password:              cfg.Password,
+		Password:              string(cfg.Password),
 		DB:                    cfg.DB,
 		DialTimeout:           cfg.DialTimeout,
 		ReadTimeout:           cfg.RequestTimeout,

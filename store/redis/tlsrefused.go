@@ -12,14 +12,14 @@ import (
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
-// ErrTLSRefused is matched (errors.Is) by the error of an Open whose TLS
+// errTLSRefused is matched (errors.Is) by the error of an Open whose TLS
 // connection the server refused with an alert: most often the client
 // certificate (none given, signed by a CA the server does not trust,
 // expired), which a TLS 1.3 server checks only after the client's side of
 // the handshake is done. The message holds the server's alert, such as
 // "remote error: tls: unknown certificate authority". It matches the
 // shared store.ErrTLS.
-var ErrTLSRefused = adapter.Sentinel("redis: the server refused the TLS connection", lstore.ErrTLS)
+var errTLSRefused = adapter.Sentinel("redis: the server refused the TLS connection", lstore.ErrTLS)
 
 // tlsRefusedError is the error of an Open refused by a TLS alert. It does
 // not unwrap to the alert, a *net.OpError, so that it is not taken for an
@@ -33,8 +33,8 @@ func (e *tlsRefusedError) Error() string {
 	return "redis: open " + e.endpoint + ": the server refused the TLS connection (check the client certificate: cert and key): " + e.alert.Error()
 }
 
-// Is reports whether ErrTLSRefused is, or matches, target.
-func (e *tlsRefusedError) Is(target error) bool { return errors.Is(ErrTLSRefused, target) }
+// Is reports whether errTLSRefused is, or matches, target.
+func (e *tlsRefusedError) Is(target error) bool { return errors.Is(errTLSRefused, target) }
 
 // alertWait bounds how long tlsRefusal waits for the server's alert.
 const alertWait = 2 * time.Second

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/kvtools/valkeyrie/store"
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/open"
 )
 
@@ -34,7 +35,7 @@ func openURL(ctx context.Context, raw string) (store.Store, error) {
 	if s.Scheme == "rediss" && tlsCfg == nil {
 		tlsCfg = &tls.Config{MinVersion: tls.VersionTLS12}
 	}
-	cfg := Config{Endpoints: eps, Username: s.Username, Password: s.Password, DB: db, TLS: tlsCfg,
+	cfg := Config{Endpoints: eps, Username: s.Username, Password: lstore.Secret(s.Password), DB: db, TLS: tlsCfg,
 		DialTimeout: s.Duration("dial_timeout"), RequestTimeout: s.Duration("request_timeout")}
 	if err := s.Check(); err != nil {
 		return nil, err

@@ -10,7 +10,7 @@ import (
 	"github.com/go-zookeeper/zk"
 )
 
-// ParseACL reads an ACL in the form of ZooKeeper's CLI (setAcl): entries
+// parseACL reads an ACL in the form of ZooKeeper's CLI (setAcl): entries
 // scheme:id:perms separated by commas, perms being letters of "cdrwa"
 // (create, delete, read, write, admin). For instance
 //
@@ -18,10 +18,10 @@ import (
 //
 // gives every right to the identities the creating session authenticated
 // as, and read to the digest user reader (BASE64 is the base64 of the
-// SHA-1 of "reader:PASSWORD": see Digest). A space in a digest is read as
+// SHA-1 of "reader:PASSWORD": see digest). A space in a digest is read as
 // "+", which an unencoded URL query turns into a space. Ids holding a comma
 // (x509 names) cannot be written in this form.
-func ParseACL(s string) ([]zk.ACL, error) {
+func parseACL(s string) ([]zk.ACL, error) {
 	var acl []zk.ACL
 	for _, entry := range strings.Split(s, ",") {
 		entry = strings.TrimSpace(entry)
@@ -83,9 +83,9 @@ func parsePerms(letters string) (int32, error) {
 	return perms, nil
 }
 
-// Digest returns ZooKeeper's digest id of user and password,
+// digest returns ZooKeeper's digest id of user and password,
 // "user:BASE64(SHA-1(user:password))", as ACLs name digest identities.
-func Digest(user, password string) string {
+func digest(user, password string) string {
 	sum := sha1.Sum([]byte(user + ":" + password)) //nolint:gosec // ZooKeeper's digest scheme
 	return user + ":" + base64.StdEncoding.EncodeToString(sum[:])
 }
@@ -165,8 +165,8 @@ func (s *kv) denied(op string, err error) error {
 // session's identity lacks a right on a node, or, when WrongPassword is
 // set, because the password of its digest user is wrong: ZooKeeper takes
 // any digest password, and a wrong one shows as the first refusal of a
-// right that the node's ACL grants the user. errors.Is(err, ErrPermission)
-// is true, errors.Is(err, ErrAuthFailed) too when WrongPassword is set,
+// right that the node's ACL grants the user. errors.Is(err, errPermission)
+// is true, errors.Is(err, errAuthFailed) too when WrongPassword is set,
 // and errors.Is(err, zk.ErrNoAuth) always.
 type AccessError struct {
 	Op            string // the store call ("get", "atomic put", ...)
@@ -201,11 +201,11 @@ func (e *AccessError) Error() string {
 	return msg + fmt.Sprintf("permission denied: %s has no %s right on %s%s", who, permName(e.Perm), e.Node, hint)
 }
 
-// Is reports whether ErrPermission matches target (target is it, or the
-// shared store.ErrPermission), or ErrAuthFailed does for a
+// Is reports whether errPermission matches target (target is it, or the
+// shared store.ErrPermission), or errAuthFailed does for a
 // wrong password.
 func (e *AccessError) Is(target error) bool {
-	return errors.Is(ErrPermission, target) || (e.WrongPassword && errors.Is(ErrAuthFailed, target))
+	return errors.Is(errPermission, target) || (e.WrongPassword && errors.Is(errAuthFailed, target))
 }
 
 // Unwrap returns zk.ErrNoAuth.

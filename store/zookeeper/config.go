@@ -11,22 +11,23 @@ import (
 
 	"github.com/go-zookeeper/zk"
 
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 const (
-	// DefaultSessionTimeout is the ZooKeeper session timeout asked for when
+	// defaultSessionTimeout is the ZooKeeper session timeout asked for when
 	// Config.SessionTimeout is zero. The server clamps it to between 2 and
 	// 20 of its ticks.
-	DefaultSessionTimeout = 10 * time.Second
+	defaultSessionTimeout = 10 * time.Second
 
-	// DefaultDialTimeout bounds Open (connection, session and first round
+	// defaultDialTimeout bounds Open (connection, session and first round
 	// trip) when Config.DialTimeout is zero.
-	DefaultDialTimeout = adapter.DefaultDialTimeout
+	defaultDialTimeout = adapter.DefaultDialTimeout
 
-	// DefaultRequestTimeout bounds every call whose context has no deadline
+	// defaultRequestTimeout bounds every call whose context has no deadline
 	// when Config.RequestTimeout is zero.
-	DefaultRequestTimeout = adapter.DefaultRequestTimeout
+	defaultRequestTimeout = adapter.DefaultRequestTimeout
 
 	// closeGrace bounds how long Close waits for the client's goroutines.
 	closeGrace = 5 * time.Second
@@ -49,13 +50,15 @@ type Config struct {
 	// created open to all (OPEN_ACL_UNSAFE), as kvtools does. ACL
 	// replaces either. ZooKeeper accepts any digest password (the identity
 	// is the digest of both): a wrong one shows as the first refused call,
-	// an *AccessError matching ErrAuthFailed when the node's ACL is
+	// an *AccessError matching store.ErrAuth when the node's ACL is
 	// readable and grants the user the right refused.
-	Username, Password string
+	Username string
+	// Password is a store.Secret: fmt, JSON and slog show it masked.
+	Password lstore.Secret
 
 	// ACL, when set, is the ACL of every node the store creates (the
 	// election's record and its missing parents), instead of the defaults
-	// above; ParseACL reads ZooKeeper's CLI form. For an election: every
+	// above; the zk:// URL's acl= parameter takes ZooKeeper's CLI form. For an election: every
 	// right for the candidate's identity and read for the followers',
 	// such as "auth::cdrwa,digest:reader:BASE64:r". The scheme auth
 	// stands for the store's own digest identity (Username, Password) and
@@ -73,16 +76,16 @@ type Config struct {
 	// ensemble keeps the session (its ephemeral nodes and locks) after
 	// losing the client. It is ZooKeeper's own liveness, which elections do
 	// not use; a store without its session for that long opens a new one
-	// (see the package documentation). Default DefaultSessionTimeout.
+	// (see the package documentation). Default 10s.
 	SessionTimeout time.Duration
 
 	// DialTimeout bounds Open: the TCP connections, the session handshake
 	// and the first round trip. It is also spread over the endpoints as the
-	// timeout of each TCP connection attempt. Default DefaultDialTimeout.
+	// timeout of each TCP connection attempt. Default 5s.
 	DialTimeout time.Duration
 
 	// RequestTimeout bounds every call whose context has no deadline.
-	// Default DefaultRequestTimeout.
+	// Default 5s.
 	RequestTimeout time.Duration
 }
 
@@ -99,12 +102,12 @@ type settings struct {
 func (c Config) resolve() (settings, error) {
 	st := settings{
 		username:       c.Username,
-		password:       c.Password,
+		password:       string(c.Password),
 		sessionTimeout: c.SessionTimeout,
 		dialTimeout:    c.DialTimeout,
 		requestTimeout: c.RequestTimeout,
 	}
-	if err := adapter.CheckEndpoints(ErrInvalidConfig, c.Endpoints, 0, ""); err != nil {
+	if err := adapter.CheckEndpoints(errInvalidConfig, c.Endpoints, 0, ""); err != nil {
 		return st, err
 	}
 	st.endpoints = append(st.endpoints, c.Endpoints...)
@@ -125,10 +128,10 @@ func (c Config) resolve() (settings, error) {
 	if c.TLS != nil {
 		st.tls = c.TLS.Clone()
 	}
-	if err := adapter.CheckTimeouts(ErrInvalidConfig, adapter.Timeout{Field: "SessionTimeout", Value: &st.sessionTimeout, Default: DefaultSessionTimeout}); err != nil {
+	if err := adapter.CheckTimeouts(errInvalidConfig, adapter.Timeout{Field: "SessionTimeout", Value: &st.sessionTimeout, Default: defaultSessionTimeout}); err != nil {
 		return st, err
 	}
-	if err := adapter.CheckDialRequest(ErrInvalidConfig, &st.dialTimeout, &st.requestTimeout); err != nil {
+	if err := adapter.CheckDialRequest(errInvalidConfig, &st.dialTimeout, &st.requestTimeout); err != nil {
 		return st, err
 	}
 	if st.sessionTimeout < time.Millisecond {
@@ -143,7 +146,6 @@ type configNoMethods Config
 // masked is c with its secrets masked.
 func (c Config) masked() configNoMethods {
 	m := configNoMethods(c)
-	m.Password = adapter.MaskString(m.Password)
 	if len(m.ACL) > 0 {
 		m.ACL = slices.Clone(m.ACL)
 		for i, a := range m.ACL {

@@ -21,7 +21,7 @@
 // a session of SessionTimeout (default 10s; the servers clamp it to between
 // 2 and 20 of their ticks), authenticates it with the digest scheme when
 // Username is set, and checks it with a round trip, all within DialTimeout
-// (default 5s) or ctx's deadline. Otherwise it returns an *UnreachableError
+// (default 5s) or ctx's deadline. Otherwise it returns an error matching store.ErrUnreachable
 // naming the endpoints (errors.Is(err, store.ErrNotReachable)), after
 // closing the client: no goroutine or connection is left.
 //

@@ -54,7 +54,7 @@ type fixed struct {
 func trimKey(key string) (string, error) {
 	k := strings.TrimLeft(key, "/")
 	if strings.Trim(k, "/") == "" {
-		return "", ErrEmptyKey
+		return "", errEmptyKey
 	}
 	return k, nil
 }

@@ -11,7 +11,7 @@ import (
 )
 
 func TestConfigValidation(t *testing.T) {
-	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(ErrInvalidConfig), netConfig.Invalid("127.0.0.1:2181",
+	storetest.RejectsConfigs(t, Open, storetest.ConfigRejected(errInvalidConfig), netConfig.Invalid("127.0.0.1:2181",
 		storetest.InvalidConfig[Config]{Name: "password without user", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, Password: "p"}, Field: "Username"},
 		storetest.InvalidConfig[Config]{Name: "negative session timeout", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, SessionTimeout: -1}, Field: "SessionTimeout"},
 		storetest.InvalidConfig[Config]{Name: "tiny session timeout", Config: Config{Endpoints: []string{"127.0.0.1:2181"}, SessionTimeout: time.Microsecond}, Field: "SessionTimeout"},
@@ -23,7 +23,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st.sessionTimeout != DefaultSessionTimeout || st.dialTimeout != DefaultDialTimeout || st.requestTimeout != DefaultRequestTimeout {
+	if st.sessionTimeout != defaultSessionTimeout || st.dialTimeout != defaultDialTimeout || st.requestTimeout != defaultRequestTimeout {
 		t.Fatalf("defaults not applied: %+v", st)
 	}
 }

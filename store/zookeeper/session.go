@@ -41,7 +41,7 @@ func newClient(st settings) (*client, error) {
 	)
 	if err != nil {
 		c.dialer.close()
-		return nil, fmt.Errorf("%w: %w", ErrInvalidConfig, err)
+		return nil, fmt.Errorf("%w: %w", errInvalidConfig, err)
 	}
 	c.conn, c.events = conn, events
 	return c, nil

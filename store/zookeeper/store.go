@@ -32,7 +32,7 @@ type guarded = guard.Fenced
 // Open connects to the ensemble, authenticates when cfg.Username is set,
 // and checks the session with a round trip, all within cfg.DialTimeout (or
 // ctx's deadline if sooner). When that fails it returns an
-// *UnreachableError (errors.Is(err, store.ErrNotReachable)) naming the
+// error matching store.ErrUnreachable (errors.Is(err, store.ErrNotReachable)) naming the
 // endpoints, after closing the client: nothing is left running. The store
 // returned bounds every call by its context, or by cfg.RequestTimeout when
 // the context has no deadline.
@@ -71,7 +71,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		_ = s.Close()
 		probe.Wait() // the closed client fails the probe's requests
 		if errors.Is(err, zk.ErrAuthFailed) || errors.Is(err, zk.ErrNoAuth) {
-			return nil, fmt.Errorf("zookeeper: open %s: %w (%w)", strings.Join(st.endpoints, ","), ErrAuthFailed, err)
+			return nil, fmt.Errorf("zookeeper: open %s: %w (%w)", strings.Join(st.endpoints, ","), errAuthFailed, err)
 		}
 		if terr := d.lastTLSError(); terr != nil {
 			return nil, unreachable("open", st.endpoints, terr)
@@ -129,7 +129,7 @@ func connect(st settings) (*kv, error) {
 		s.acl = append([]zk.ACL(nil), s.acl...)
 		for i, a := range s.acl {
 			if a.Scheme == "auth" {
-				s.acl[i] = zk.ACL{Perms: a.Perms, Scheme: "digest", ID: Digest(st.username, st.password)}
+				s.acl[i] = zk.ACL{Perms: a.Perms, Scheme: "digest", ID: digest(st.username, st.password)}
 			}
 		}
 	}
@@ -160,7 +160,7 @@ func (s *kv) Close() error {
 func path(key string) (string, error) {
 	k := strings.Trim(key, "/")
 	if k == "" {
-		return "", ErrEmptyKey
+		return "", errEmptyKey
 	}
 	return "/" + k, nil
 }
@@ -174,7 +174,7 @@ func (s *kv) fail(op string, err error) error {
 	case err == nil:
 		return nil
 	case s.closed.Load() && (isConnErr(err) || errors.Is(err, context.Canceled)):
-		return ErrClosed
+		return errClosed
 	case errors.Is(err, zk.ErrNoNode):
 		return store.ErrKeyNotFound
 	case errors.Is(err, zk.ErrNoAuth):

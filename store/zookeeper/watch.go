@@ -37,7 +37,7 @@ func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-cha
 		return nil, err
 	}
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	ch := make(chan *store.KVPair)
 	wctx, cancel := s.merge(ctx)
@@ -108,7 +108,7 @@ func (s *kv) WatchTree(ctx context.Context, directory string, _ *store.ReadOptio
 		return nil, err
 	}
 	if s.closed.Load() {
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	ch := make(chan []*store.KVPair)
 	wctx, cancel := s.merge(ctx)

@@ -1,7 +1,6 @@
 package adapter
 
 import (
-	"errors"
 	"fmt"
 	"strings"
 
@@ -10,50 +9,9 @@ import (
 	lstore "github.com/leadership-go/leadership/store"
 )
 
-// ConfigError is an unusable configuration, reported before any network
-// activity. It names the field at fault and, unless it is a secret, the
-// offending value. errors.Is(err, Invalid) is true, and Err, when set, is
-// reachable with errors.Is and errors.As too.
-type ConfigError struct {
-	// Invalid is the sentinel of the package that reports the error (such
-	// as etcd.ErrInvalidConfig), or an error that matches it; its text
-	// starts the message.
-	Invalid error
-	// Field is the Config field, or the part of a URL, at fault.
-	Field string
-	// Value is the offending value, "" for secrets.
-	Value string
-	// Reason says what is wrong.
-	Reason string
-	// Err is an underlying error (a file that cannot be read, ...), or nil.
-	Err error
-}
-
-// Error describes the error.
-func (e *ConfigError) Error() string {
-	msg := "invalid configuration"
-	if e.Invalid != nil {
-		msg = e.Invalid.Error()
-	}
-	msg += ": " + e.Field
-	if e.Value != "" {
-		msg += fmt.Sprintf(" %q", e.Value)
-	}
-	msg += ": " + e.Reason
-	if e.Err != nil {
-		msg += ": " + e.Err.Error()
-	}
-	return msg
-}
-
-// Is reports whether Invalid is, or matches, target, or target is the
-// shared vocabulary's ErrInvalidConfig.
-func (e *ConfigError) Is(target error) bool {
-	return target == lstore.ErrInvalidConfig || e.Invalid != nil && errors.Is(e.Invalid, target)
-}
-
-// Unwrap returns the underlying error, if any.
-func (e *ConfigError) Unwrap() error { return e.Err }
+// ConfigError is the shared vocabulary's store.ConfigError, which every
+// adapter returns for an unusable Config.
+type ConfigError = lstore.ConfigError
 
 // UnreachableError reports that the store's servers could not be reached,
 // did not answer in time, or that the connection broke, during Op (a

@@ -4,7 +4,7 @@ import "errors"
 
 // Sentinel returns a sentinel error whose message is msg and that matches
 // (errors.Is) each of kinds: an adapter's own sentinel (such as
-// etcd.ErrInvalidConfig) made to match the shared vocabulary of package
+// etcd's unexported errInvalidConfig) made to match the shared vocabulary of package
 // github.com/leadership-go/leadership/store (such as its
 // ErrInvalidConfig), its message unchanged.
 func Sentinel(msg string, kinds ...error) error { return &sentinel{msg: msg, kinds: kinds} }
@@ -41,7 +41,7 @@ type Kind struct {
 	// Match, when set, is used instead of Raw: it reports whether an
 	// error is of the kind (such as a server reply's error code).
 	Match func(error) bool
-	// Sentinel is the adapter's own (such as etcd.ErrPermissionDenied),
+	// Sentinel is the adapter's own (such as etcd's unexported errPermissionDenied),
 	// which matches the shared vocabulary.
 	Sentinel error
 }

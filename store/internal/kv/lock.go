@@ -1,20 +1,19 @@
 package kv
 
 import (
-	"errors"
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	lstore "github.com/leadership-go/leadership/store"
 )
 
 var (
-	// ErrNotLocked is returned by Unlock when the Locker does not hold the
-	// lock (never acquired, already released, or lost).
-	ErrNotLocked = errors.New("lock not held")
+	// ErrNotLocked is the shared store.ErrNotLocked.
+	ErrNotLocked = lstore.ErrNotLocked
 
-	// ErrAlreadyLocked is returned by Lock when the same Locker already
-	// holds the lock. Locks are not reentrant.
-	ErrAlreadyLocked = errors.New("lock already held by this locker")
+	// ErrAlreadyLocked is the shared store.ErrAlreadyLocked.
+	ErrAlreadyLocked = lstore.ErrAlreadyLocked
 )
 
 // EffectiveTTL maps a requested TTL to the one honoured: none for d <= 0,

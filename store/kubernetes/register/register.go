@@ -21,13 +21,15 @@ import (
 	"fmt"
 
 	"github.com/kvtools/valkeyrie/store"
+	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/kubernetes"
 	"github.com/leadership-go/leadership/store/open"
 )
 
 func init() { open.Register([]string{kubernetes.Scheme}, openURL) }
 
-// openURL opens the store a k8s:// URL names. A *kubernetes.ConfigError,
+// openURL opens the store a k8s:// URL names. A *store.ConfigError (package
+// github.com/leadership-go/leadership/store),
 // from the URL or from the configuration it names (a kubeconfig missing or
 // malformed, an unknown context, as a missing CA file in an etcd:// URL),
 // also matches open.ErrInvalidURL, as store/open's own URL errors do: a
@@ -38,7 +40,7 @@ func openURL(ctx context.Context, rawURL string) (store.Store, error) {
 	if err == nil {
 		s, err = kubernetes.Open(ctx, cfg)
 	}
-	var ce *kubernetes.ConfigError
+	var ce *lstore.ConfigError
 	switch {
 	case errors.As(err, &ce):
 		return nil, fmt.Errorf("%w: %w", open.ErrInvalidURL, err)

@@ -41,10 +41,10 @@ func TestSchemeRegistered(t *testing.T) {
 		{"k8s://default?kubeconfig=" + filepath.Join(t.TempDir(), "none"), true},
 	} {
 		kv, err := open.Store(ctx, tc.raw)
-		var ce *kubernetes.ConfigError
+		var ce *lstore.ConfigError
 		if kv != nil || !errors.As(err, &ce) || !errors.Is(err, lstore.ErrInvalidConfig) || errors.Is(err, open.ErrUnknownScheme) ||
 			errors.Is(err, open.ErrInvalidURL) != tc.badURL {
-			t.Errorf("%s: %v, %v; want the adapter's *ConfigError, matching open.ErrInvalidURL: %v", tc.raw, kv, err, tc.badURL)
+			t.Errorf("%s: %v, %v; want a *store.ConfigError, matching open.ErrInvalidURL: %v", tc.raw, kv, err, tc.badURL)
 		}
 	}
 	// An unreachable server is no mistake in the URL.
