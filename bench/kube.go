@@ -12,8 +12,8 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"github.com/leadership-go/leadership/leadershiptest"
-	"github.com/leadership-go/leadership/store/kubernetes"
 	_ "github.com/leadership-go/leadership/store/all" // every backend's URLs in open.Store
+	"github.com/leadership-go/leadership/store/kubernetes"
 )
 
 // The Kubernetes backend (k8s://NAMESPACE?kubeconfig=FILE): its row is
