@@ -5,4 +5,4 @@ package main
 // The kubernetes backend, a module of its own: importing its adapter registers
 // its schemes (k8s) with store/open. The tag leadership_no_kubernetes
 // leaves it, and its client libraries, out of the command.
-import _ "github.com/leadership-go/leadership/store/kubernetes/register"
+import _ "github.com/leadership-go/leadership/store/kubernetes"

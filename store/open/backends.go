@@ -39,7 +39,7 @@ var backends = []*backend{
 	adapterBackend("zookeeper", "zookeeper", "zk", "zookeeper"),
 	adapterBackend("redis", "redis", "redis", "rediss"),
 	adapterBackend("postgres", "postgres", "postgres", "postgresql"),
-	adapterBackend("kubernetes", "kubernetes/register", "k8s"),
+	adapterBackend("kubernetes", "kubernetes", "k8s"),
 }
 
 // backendFor returns the backend a scheme names, or nil.

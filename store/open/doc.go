@@ -14,7 +14,7 @@
 //	import _ "github.com/leadership-go/leadership/store/zookeeper"           // zk://, zookeeper://
 //	import _ "github.com/leadership-go/leadership/store/redis"               // redis://, rediss://
 //	import _ "github.com/leadership-go/leadership/store/postgres"            // postgres://, postgresql://
-//	import _ "github.com/leadership-go/leadership/store/kubernetes/register" // k8s://
+//	import _ "github.com/leadership-go/leadership/store/kubernetes" // k8s://
 //
 // and one import brings them all, for a program that takes its backend
 // from configuration alone:

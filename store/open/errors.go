@@ -14,7 +14,7 @@ var (
 	ErrUnknownScheme = errors.New("open: unknown store scheme")
 	// ErrBackendLeftOut is returned for a URL whose backend's adapter the
 	// program did not import (etcd:// without store/etcd, k8s:// without
-	// store/kubernetes/register; see Register). The error is a
+	// store/kubernetes; see Register). The error is a
 	// *ConfigError that also matches ErrInvalidURL and ErrUnknownScheme,
 	// and names the import to add.
 	ErrBackendLeftOut = errors.New("open: backend left out of this build")

@@ -1,4 +1,4 @@
-package register
+package kubernetes_test
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package register
+package kubernetes_test
 
 import (
 	"context"
@@ -12,17 +12,10 @@ import (
 
 	"github.com/leadership-go/leadership/store/kubernetes"
 	"github.com/leadership-go/leadership/store/open"
-	"go.uber.org/goleak"
 
 	lstore "github.com/leadership-go/leadership/store"
 )
 
-func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m,
-		// klog starts its flush daemon when the package loads.
-		goleak.IgnoreTopFunction("k8s.io/klog/v2.(*flushDaemon).run.func1"),
-	)
-}
 
 // TestSchemeRegistered checks that importing the package makes k8s a
 // scheme of store/open, whose URLs reach kubernetes.ParseURL.
