@@ -32,7 +32,7 @@ const fencedRetries = 3
 // and once this candidate has seen the store go back in time since its
 // last write of term (indexes seen before may then be handed out again).
 //
-// term is a term this candidate led (from CurrentTerm, Campaign or Run).
+// term is a term this candidate led (from CurrentTerm or Run).
 // A store that cannot check atomically (it does not implement
 // fenced.Putter) is refused with ErrFencingUnsupported, a term this
 // candidate never led with ErrNotLeader, and the election's own key with

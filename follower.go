@@ -86,10 +86,6 @@ func (f *Follower) FollowElection() (<-chan string, <-chan error, error) {
 // Leader returns the current leader's name, "" when there is none.
 func (f *Follower) Leader() string { return f.view.Load().Leader }
 
-// Current returns the follower's latest Status: the leader, its term and
-// value, and when the follower saw it.
-func (f *Follower) Current() Status { return *f.view.Load() }
-
 // Status returns a stream like the leader channel that also carries the
 // term, the leader's value and the time of each change, including a new
 // term of the same leader. It keeps the latest 1024 events if no one

@@ -17,7 +17,7 @@ func TestProclaimReachesFollowers(t *testing.T) {
 		w := c.follow("proclaim")
 		a := NewCandidate(c.handle(), "proclaim", "a", time.Second, WithValue("10.0.0.1:8080"))
 		t.Cleanup(a.Stop)
-		term, err := a.Campaign(ctxT(t))
+		term, err := a.awaitTerm(ctxT(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -35,7 +35,7 @@ func TestProclaimReachesFollowers(t *testing.T) {
 		if now, ok := a.CurrentTerm(); !ok || now.Token != term.Token {
 			t.Fatal("Proclaim started a new term")
 		}
-		if cur := w.Current(); cur.Value != "10.0.0.2:8080" {
+		if cur := w.current(); cur.Value != "10.0.0.2:8080" {
 			t.Fatalf("Current() = %+v", cur)
 		}
 		a.Resign()
@@ -78,7 +78,7 @@ func TestProclaimWhileCutOff(t *testing.T) {
 		h := c.handle()
 		a := NewCandidate(h, "proclaim", "a", time.Second)
 		t.Cleanup(a.Stop)
-		if _, err := a.Campaign(ctxT(t)); err != nil {
+		if _, err := a.awaitTerm(ctxT(t)); err != nil {
 			t.Fatal(err)
 		}
 		h.Disconnect()
