@@ -46,6 +46,3 @@ func (c *Candidate) awaitTerm(ctx context.Context) (Term, error) {
 
 // leader is the leader as the candidate last saw it (its latest Status).
 func (c *Candidate) leader() string { return c.view.Load().Leader }
-
-// current is the follower's latest Status.
-func (f *Follower) current() Status { return *f.view.Load() }

@@ -181,7 +181,7 @@ func TestFollowerExpiryOnInjectedClock(t *testing.T) {
 	}
 	clk.advance(ttl / 5) // past 90% of the TTL
 	recvUntil(t, leaders, "the follower names no one", func(l string) bool { return l == "" })
-	if at := f.current().At; !at.Equal(clk.Now()) {
+	if at := f.Current().At; !at.Equal(clk.Now()) {
 		t.Fatalf("observation at %v, want the injected clock's %v", at, clk.Now())
 	}
 }

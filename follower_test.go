@@ -23,7 +23,7 @@ func TestFollowerFirstValueAndChanges(t *testing.T) {
 	if f.Leader() != l.name {
 		t.Fatalf("Leader() = %q, want %q", f.Leader(), l.name)
 	}
-	if cur := f.current(); cur.Token == 0 || cur.Leader != l.name {
+	if cur := f.Current(); cur.Token == 0 || cur.Leader != l.name {
 		t.Fatalf("Current() = %+v", cur)
 	}
 

@@ -90,7 +90,7 @@ func TestStoreThatLostItsDataRecovers(t *testing.T) {
 		// The old leader may win again at once (it knows it stepped down), so
 		// the name may not change: the term does.
 		eventually(t, "follower names the new term's leader", func() bool {
-			cur := f.current()
+			cur := f.Current()
 			return cur.Token >= nt.Token && cur.Leader == next.name
 		})
 		if f.Err() != nil {

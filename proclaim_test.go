@@ -35,7 +35,7 @@ func TestProclaimReachesFollowers(t *testing.T) {
 		if now, ok := a.CurrentTerm(); !ok || now.Token != term.Token {
 			t.Fatal("Proclaim started a new term")
 		}
-		if cur := w.current(); cur.Value != "10.0.0.2:8080" {
+		if cur := w.Current(); cur.Value != "10.0.0.2:8080" {
 			t.Fatalf("Current() = %+v", cur)
 		}
 		a.Resign()

@@ -33,8 +33,9 @@ func (r Role) String() string {
 }
 
 // Status is one event of a status stream (Candidate.Status,
-// Follower.Status): the leader, its term and the value it publishes, after
-// every change of any of them.
+// Follower.Status), and the state it leaves (Follower.Current): the
+// leader, its term and the value it publishes, after every change of any
+// of them.
 type Status struct {
 	Role        Role      // the candidate's part; RoleFollower for a follower (RoleBootstrap before FollowElection)
 	CandidateID string    // the candidate's own name ("" for a follower)
