@@ -479,7 +479,7 @@ func ExampleCandidate_FencedPut() {
 	eve.Resign()
 	mallory := leadership.NewCandidate(kv, "jobs/ledger", "mallory", 15*time.Second)
 	defer mallory.Stop()
-	leadOnce(mallory) // the record holds mallory's term now
+	leadOnce(mallory)                                           // the record holds mallory's term now
 	err = eve.FencedPut(ctx, term, "ledger/head", []byte("43")) // a late write through eve's term
 	fmt.Println("refused:", errors.Is(err, leadership.ErrFenced))
 	// Output:

@@ -59,7 +59,7 @@ func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value 
 		if term.Context().Err() != nil || c.values.wentBackSinceWrite() {
 			return fencedRefused(term.Token, key)
 		}
-		err := w.FencedPut(ctx, key, value, c.key, guard)
+		err := fencedPutKey(ctx, w, key, value, c.key, guard)
 		if !errors.Is(err, fenced.ErrGuardChanged) {
 			if err != nil {
 				return &StoreError{Op: "fenced put", Key: key, Err: err}
