@@ -76,12 +76,13 @@ func exportedNames(t *testing.T) []string {
 	return names
 }
 
-// The API stays small: about 80 names (issue 24 counted 133 before).
+// The API stays small (issue 24 counted 133 names, issue 33 93): one way
+// to do each thing beside the seeds' faces.
 func TestExportedNamesStayFew(t *testing.T) {
 	names := exportedNames(t)
 	t.Logf("%d exported names", len(names))
-	if len(names) > 95 {
-		t.Errorf("%d exported names, want at most 95:\n%s", len(names), strings.Join(names, "\n"))
+	if len(names) > 92 {
+		t.Errorf("%d exported names, want at most 92:\n%s", len(names), strings.Join(names, "\n"))
 	}
 }
 
