@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/fenced"
 )
 
 // Every store call the engine makes goes through this file. A call runs on
@@ -97,4 +99,13 @@ func watchKey(callCtx, watchCtx context.Context, cancelWatch context.CancelFunc,
 			}
 		}
 	})
+}
+
+// fencedPutKey writes value at key through w only if the record at guardKey
+// is still guard, in one atomic operation of the store (FencedPut).
+func fencedPutKey(ctx context.Context, w fenced.Putter, key string, value []byte, guardKey string, guard *store.KVPair) error {
+	_, err := abandonable(ctx, func() (struct{}, error) {
+		return struct{}{}, w.FencedPut(ctx, key, value, guardKey, guard)
+	}, nil)
+	return err
 }

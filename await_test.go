@@ -18,7 +18,7 @@ type campaignResult struct {
 func campaignAsync(c *Candidate, ctx context.Context) <-chan campaignResult {
 	out := make(chan campaignResult, 1)
 	go func() {
-		t, err := c.Campaign(ctx)
+		t, err := c.awaitTerm(ctx)
 		out <- campaignResult{t, err}
 	}()
 	return out
@@ -30,7 +30,7 @@ func leading(t *testing.T, c *cluster, key, name string) *Candidate {
 	t.Helper()
 	cand := NewCandidate(c.handle(), key, name, time.Second)
 	t.Cleanup(cand.Stop)
-	if _, err := cand.Campaign(ctxT(t)); err != nil {
+	if _, err := cand.awaitTerm(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
 	return cand
@@ -42,14 +42,14 @@ func TestCampaignBlocksUntilElected(t *testing.T) {
 		c := newCluster(t)
 		a := NewCandidate(c.handle(), "await", "a", time.Second)
 		t.Cleanup(a.Stop)
-		at, err := a.Campaign(ctxT(t))
+		at, err := a.awaitTerm(ctxT(t))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if now, ok := a.CurrentTerm(); !ok || now.Token != at.Token || !a.IsLeader() {
 			t.Fatalf("Campaign returned %+v; CurrentTerm %+v, %v", at, now, ok)
 		}
-		if again, err := a.Campaign(ctxT(t)); err != nil || again.Token != at.Token {
+		if again, err := a.awaitTerm(ctxT(t)); err != nil || again.Token != at.Token {
 			t.Fatalf("a leader's second Campaign: %+v, %v", again, err)
 		}
 		b := NewCandidate(c.handle(), "await", "b", time.Second)
@@ -77,12 +77,12 @@ func TestCampaignContextEndsStopsWhatItStarted(t *testing.T) {
 		b := NewCandidate(c.handle(), "await", "b", time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()
-		if _, err := b.Campaign(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := b.awaitTerm(ctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 		}
 		closed(t, b.Done(), "b's Done")
 		a.Stop()
-		if _, err := b.Campaign(ctxT(t)); !errors.Is(err, ErrStopped) {
+		if _, err := b.awaitTerm(ctxT(t)); !errors.Is(err, ErrStopped) {
 			t.Fatalf("Campaign after its stop: %v, want ErrStopped", err)
 		}
 		if b.IsLeader() {
@@ -92,7 +92,7 @@ func TestCampaignContextEndsStopsWhatItStarted(t *testing.T) {
 		d := NewCandidate(c.handle(), "await", "d", time.Second)
 		cctx, ccancel := context.WithCancelCause(context.Background())
 		ccancel(cause)
-		if _, err := d.Campaign(cctx); err != cause {
+		if _, err := d.awaitTerm(cctx); err != cause {
 			t.Fatalf("err = %v, want the context's cause", err)
 		}
 	})
@@ -106,7 +106,7 @@ func TestCampaignOnRunningCandidateOnlyWaits(t *testing.T) {
 		l, other := c.leaderAndOther("await", time.Second)
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		if _, err := other.Campaign(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		if _, err := other.awaitTerm(ctx); !errors.Is(err, context.DeadlineExceeded) {
 			t.Fatalf("err = %v, want context.DeadlineExceeded", err)
 		}
 		res := campaignAsync(other.Candidate, context.Background())
@@ -126,7 +126,7 @@ func TestCampaignReportsStopAndEnd(t *testing.T) {
 		a := leading(t, c, "await", "a")
 		b := NewCandidate(c.handle(), "await", "b", time.Second)
 		res := campaignAsync(b, context.Background())
-		eventually(t, "b runs", func() bool { return b.Leader() == "a" })
+		eventually(t, "b runs", func() bool { return b.leader() == "a" })
 		b.Stop()
 		if r := recv(t, res, "Campaign after Stop"); !errors.Is(r.err, ErrStopped) {
 			t.Fatalf("err = %v, want ErrStopped", r.err)
@@ -134,14 +134,14 @@ func TestCampaignReportsStopAndEnd(t *testing.T) {
 		d := NewCandidate(c.handle(), "await", "d", time.Second)
 		t.Cleanup(d.Stop)
 		res = campaignAsync(d, context.Background())
-		eventually(t, "d runs", func() bool { return d.Leader() == "a" })
+		eventually(t, "d runs", func() bool { return d.leader() == "a" })
 		if err := EndElection(ctxT(t), a.client, a.key); err != nil {
 			t.Fatal(err)
 		}
 		if r := recv(t, res, "Campaign after the end"); !errors.Is(r.err, ErrElectionEnded) {
 			t.Fatalf("err = %v, want ErrElectionEnded", r.err)
 		}
-		if _, err := NewCandidate(nil, "await", "e", time.Second).Campaign(ctxT(t)); !errors.Is(err, ErrNilStore) {
+		if _, err := NewCandidate(nil, "await", "e", time.Second).awaitTerm(ctxT(t)); !errors.Is(err, ErrNilStore) {
 			t.Fatalf("nil store: %v", err)
 		}
 	})

@@ -12,9 +12,10 @@ type Callbacks struct {
 	// Stop, end of the election); the leader's work should run under it and
 	// return when it is done.
 	OnStartedLeading func(ctx context.Context, term Term)
-	// OnStoppedLeading is called when a term ends, without waiting for
-	// OnStartedLeading to return.
-	OnStoppedLeading func(term Term)
+	// OnStoppedLeading is called when a term ends, with the Reason it
+	// ended (the cause of the term's context, as Metrics.TermEnded gets
+	// it), without waiting for OnStartedLeading to return.
+	OnStoppedLeading func(term Term, why Reason)
 	// OnNewLeader is called with the leader's name whenever the candidate
 	// sees it change, "" when there is none.
 	OnNewLeader func(leader string)
@@ -39,7 +40,7 @@ func (c *Candidate) Run(ctx context.Context, cb Callbacks) error {
 			case ev.began && cb.OnStartedLeading != nil:
 				work.Go(func() { cb.OnStartedLeading(ev.term.Context(), ev.term) })
 			case !ev.began && cb.OnStoppedLeading != nil:
-				cb.OnStoppedLeading(ev.term)
+				cb.OnStoppedLeading(ev.term, ev.why)
 			}
 		}
 	}
@@ -84,8 +85,10 @@ func (c *Candidate) Run(ctx context.Context, cb Callbacks) error {
 	}
 }
 
-// termEvent tells Run's callbacks that a term began or ended.
+// termEvent tells Run's callbacks that a term began or ended, and why it
+// ended.
 type termEvent struct {
 	term  Term
 	began bool
+	why   Reason
 }

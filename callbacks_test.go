@@ -19,6 +19,7 @@ func TestRunCallbacks(t *testing.T) {
 		started := make(chan Term, 10)
 		stoppedWork := make(chan uint64, 10)
 		var stopped atomic.Int32
+		whys := make(chan Reason, 10)
 		var mu sync.Mutex
 		var leaders []string
 		done := make(chan error)
@@ -29,7 +30,13 @@ func TestRunCallbacks(t *testing.T) {
 					<-ctx.Done() // the work runs until leadership ends
 					stoppedWork <- term.Token
 				},
-				OnStoppedLeading: func(Term) { stopped.Add(1) },
+				OnStoppedLeading: func(term Term, why Reason) {
+					if cause := context.Cause(term.Context()); cause != why {
+						t.Errorf("OnStoppedLeading: reason %v, the term's cause %v", why, cause)
+					}
+					whys <- why
+					stopped.Add(1)
+				},
 				OnNewLeader: func(l string) {
 					mu.Lock()
 					leaders = append(leaders, l)
@@ -59,6 +66,11 @@ func TestRunCallbacks(t *testing.T) {
 		}
 		recv(t, stoppedWork, "work cancelled when Run ended")
 		eventually(t, "OnStoppedLeading for every term", func() bool { return stopped.Load() == 3 })
+		for i, want := range []Reason{ErrResigned, ErrLeaseExpired, ErrStopped} {
+			if why := recv(t, whys, "a term's end"); why != want {
+				t.Errorf("term %d ended with %v, want %v", i+1, why, want)
+			}
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		if len(leaders) == 0 || leaders[0] != "a" {

@@ -29,7 +29,7 @@ type Candidate struct {
 	statuses *queueSink[Status]
 	terms    atomic.Pointer[queueSink[termEvent]] // set by Run only
 	view     atomic.Pointer[Status]               // the latest status
-	began    broadcast                            // notified when a term begins (for Campaign)
+	began    broadcast                            // notified when a term begins (the tests wait on it)
 	progress progress                             // the last store call that worked (for Health)
 	values   proclamation                         // the value published beside the name
 	handoff  successorBox                         // the successor of a HandOff under way
@@ -50,7 +50,7 @@ const (
 
 // NewCandidate creates a candidate named node (its Status.CandidateID, and
 // the name followers report while it leads) for the election at key, with
-// a lease of ttl. Nothing runs until RunForElection, Run or Campaign;
+// a lease of ttl. Nothing runs until RunForElection or Run;
 // problems with the arguments or options are returned from there as typed
 // errors (ErrNilStore, ErrEmptyKey, ErrEmptyName, ErrInvalidTTL,
 // ErrInvalidOption). To stop a candidate when a context ends, use
@@ -151,10 +151,6 @@ func (c *Candidate) CurrentTerm() (Term, bool) {
 	return l.term, true
 }
 
-// Leader returns the name of the leader as this candidate last saw it, or
-// "" when it knows of none.
-func (c *Candidate) Leader() string { return c.view.Load().Leader }
-
 // Status returns the candidate's status stream: its role, the leader and
 // the term after every change, and store errors. It keeps the latest 256
 // events if no one reads, and closes when the candidate stops. Every call
@@ -188,7 +184,8 @@ func (c *Candidate) Err() error { return c.life.err() }
 // leaseReports): each queues what it is told and returns at once.
 
 // termBeginning reports the term to the metrics before anyone can see it
-// (a caller of Campaign reads is_leader 1 as soon as it returns).
+// (a reader of the elected channel reads is_leader 1 as soon as it sees
+// true).
 func (c *Candidate) termBeginning(t Term) {
 	c.cfg.metrics.TermBegan(c.key, c.node, t.Token, c.clock.now()-c.waitingSince)
 }
@@ -204,7 +201,7 @@ func (c *Candidate) termBegan(t Term) {
 func (c *Candidate) termEnded(t Term, why Reason) {
 	c.elected.push(false)
 	if q := c.terms.Load(); q != nil {
-		q.push(termEvent{term: t})
+		q.push(termEvent{term: t, why: why})
 	}
 	c.waitingSince = c.clock.now()
 	c.cfg.metrics.TermEnded(c.key, c.node, t.Token, why)

@@ -31,7 +31,7 @@ func TestFirstElectionOneLeader(t *testing.T) {
 		}
 	}
 	term, ok := leader.CurrentTerm()
-	if !ok || term.Token == 0 || leader.Leader() != leader.name {
+	if !ok || term.Token == 0 || leader.leader() != leader.name {
 		t.Fatalf("CurrentTerm = %+v, %v", term, ok)
 	}
 	// Leadership holds over several TTLs: renewals work. The injected

@@ -13,9 +13,9 @@
 //	underwood := leadership.NewCandidate(client, "service/swarm/leader", "underwood", 15*time.Second)
 //	electedCh, errCh, err := underwood.RunForElection()
 //
-// On the same engine there are a blocking style (Campaign, as etcd's
-// Election.Campaign), a callback style (Run with OnStartedLeading, whose
-// context ends the moment leadership does), a status stream (Status, as
+// On the same engine there are a callback style (Run with OnStartedLeading,
+// whose context ends the moment leadership does, as client-go's Run and
+// drio-ai's callbacks), a status stream (Status, as
 // Comcast's go-leaderelection), relinquish policies (WithRelinquishInterval,
 // WithRelinquishSchedule, as drio-ai's leaderelection), fenced writes
 // (FencedPut), HandOff, and EndElection and DeleteElection.

@@ -96,14 +96,19 @@ const endNotice = 3*time.Second + 500*time.Millisecond
 // not taken for the ended one. A plain valkeyrie store that compares the
 // index only may delete such a record.
 func DeleteElection(ctx context.Context, client Backend, key string) error {
+	return deleteElection(ctx, systemClock{}, client, key)
+}
+
+// deleteElection is DeleteElection timed on clk.
+func deleteElection(ctx context.Context, clk timeSource, client Backend, key string) error {
 	for {
 		ended, ttl, err := endElection(ctx, client, key)
 		if err != nil {
 			return err
 		}
-		t := time.NewTimer(max(ttl, endNotice))
+		t := clk.NewTimer(max(ttl, endNotice))
 		select {
-		case <-t.C:
+		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
 			return &StoreError{Op: "delete", Key: normalizeKey(key), Err: ctx.Err()}

@@ -21,8 +21,8 @@ var (
 	// ErrInvalidOption is returned when an option has a value that cannot work,
 	// alone or together with the TTL. The error is an *OptionError.
 	ErrInvalidOption = errors.New("leadership: invalid option")
-	// ErrAlreadyRunning is returned by a second RunForElection, Run,
-	// Campaign or FollowElection on the same Candidate or Follower.
+	// ErrAlreadyRunning is returned by a second RunForElection or Run on
+	// the same Candidate, or a second FollowElection on the same Follower.
 	ErrAlreadyRunning = errors.New("leadership: already running")
 	// ErrUnhealthy is matched by the errors of Candidate.Health and
 	// Follower.Health: the engine is not making progress.
@@ -30,6 +30,10 @@ var (
 	// ErrNotLeader is returned by Proclaim and HandOff on a candidate that
 	// does not lead, and by FencedPut for a term this candidate never led.
 	ErrNotLeader = errors.New("leadership: not the leader")
+	// ErrHandOffInProgress is returned by a HandOff made while another
+	// HandOff of the same candidate is under way: the first one's
+	// successor stands.
+	ErrHandOffInProgress = errors.New("leadership: a handoff is under way")
 	// ErrValueTooLarge is returned by Proclaim for a value longer than
 	// MaxValueSize.
 	ErrValueTooLarge = errors.New("leadership: value too large")
@@ -70,8 +74,7 @@ type Reason int32
 
 // The reasons a term ends. ErrStopped and ErrElectionEnded are also
 // returned and reported outside of terms: a start after Stop returns
-// ErrStopped (and so does a Campaign whose candidate was stopped), and
-// the error channels (and a candidate's Status stream) of an ended
+// ErrStopped, and the error channels (and a candidate's Status stream) of an ended
 // election report ErrElectionEnded last.
 const (
 	// ErrLeaseExpired: no renewal was confirmed by the store before the
@@ -87,8 +90,7 @@ const (
 	// (WithRelinquishInterval, WithRelinquishSchedule).
 	ErrRelinquished
 	// ErrStopped: Stop, or the candidate's context ended. Also returned
-	// when RunForElection, Run, Campaign or FollowElection is called after
-	// Stop.
+	// when RunForElection, Run or FollowElection is called after Stop.
 	ErrStopped
 	// ErrElectionEnded: EndElection or DeleteElection ended the election
 	// for every candidate and follower; their channels close after it.

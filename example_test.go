@@ -86,6 +86,7 @@ func ExampleCandidate_Run() {
 	defer client.Close()
 
 	claire := leadership.NewCandidate(client, "jobs/nightly", "claire", 15*time.Second)
+	var why leadership.Reason
 	err = claire.Run(ctx, leadership.Callbacks{
 		OnStartedLeading: func(leaderCtx context.Context, term leadership.Term) {
 			fmt.Println("leading, token", term.Token)
@@ -93,19 +94,21 @@ func ExampleCandidate_Run() {
 			<-leaderCtx.Done()
 			fmt.Println("work stopped")
 		},
+		OnStoppedLeading: func(_ leadership.Term, r leadership.Reason) { why = r },
 	})
-	fmt.Println("Run returned:", err)
+	fmt.Println("Run returned:", err, "- the term ended:", why.String())
 	// Output:
 	// leading, token 1
 	// work stopped
-	// Run returned: <nil>
+	// Run returned: <nil> - the term ended: stopped
 }
 
-// The blocking style: Campaign returns once elected; the term's context
-// says why it ended.
-func ExampleCandidate_Campaign() {
+// The channel style with the term: once the elected channel says true,
+// CurrentTerm gives the term led (its fencing token), and the term's
+// context says why it ended.
+func ExampleCandidate_CurrentTerm() {
 	ctx := context.Background()
-	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-campaign"}, nil)
+	client, err := valkeyrie.NewStore(ctx, memory.StoreName, []string{"example-current-term"}, nil)
 	if err != nil {
 		panic(err)
 	}
@@ -113,12 +116,7 @@ func ExampleCandidate_Campaign() {
 
 	doug := leadership.NewCandidate(client, "jobs/billing", "doug", 15*time.Second)
 	defer doug.Stop()
-	waitCtx, cancel := context.WithTimeout(ctx, time.Minute)
-	defer cancel()
-	term, err := doug.Campaign(waitCtx)
-	if err != nil {
-		panic(err) // not elected within a minute
-	}
+	term := leadOnce(doug)
 	fmt.Println("leading, token", term.Token)
 
 	doug.Resign()
@@ -127,6 +125,26 @@ func ExampleCandidate_Campaign() {
 	// Output:
 	// leading, token 1
 	// ended: true
+}
+
+// leadOnce starts c and returns its term once it is elected: the elected
+// channel says true, and CurrentTerm gives the term.
+func leadOnce(c *leadership.Candidate) leadership.Term {
+	electedCh, _, err := c.RunForElection()
+	if err != nil {
+		panic(err)
+	}
+	return termOnceElected(c, electedCh)
+}
+
+// termOnceElected reads electedCh until c leads and returns its term.
+func termOnceElected(c *leadership.Candidate, electedCh <-chan bool) leadership.Term {
+	for isElected := range electedCh {
+		if term, ok := c.CurrentTerm(); isElected && ok {
+			return term
+		}
+	}
+	panic("stopped before it was elected")
 }
 
 // The leader publishes its address beside its name; a follower, such as a
@@ -148,9 +166,7 @@ func ExampleCandidate_Proclaim() {
 
 	remy := leadership.NewCandidate(client, "api/primary", "remy", 15*time.Second, leadership.WithValue("10.0.0.7:8080"))
 	defer remy.Stop()
-	if _, err := remy.Campaign(ctx); err != nil {
-		panic(err)
-	}
+	leadOnce(remy)
 	for o := range observations {
 		if o.Leader != "" {
 			fmt.Println(o.Leader, "at", o.Value)
@@ -183,26 +199,23 @@ func ExampleCandidate_HandOff() {
 
 	old := leadership.NewCandidate(client, "jobs/ledger", "host-1", 15*time.Second)
 	defer old.Stop()
-	term, err := old.Campaign(ctx)
+	term := leadOnce(old)
+	next := leadership.NewCandidate(client, "jobs/ledger", "host-2", 15*time.Second)
+	defer next.Stop()
+	electedCh, _, err := next.RunForElection()
 	if err != nil {
 		panic(err)
 	}
-	next := leadership.NewCandidate(client, "jobs/ledger", "host-2", 15*time.Second)
-	defer next.Stop()
-	if _, _, err := next.RunForElection(); err != nil {
-		panic(err)
-	}
-	for next.Leader() != "host-1" { // host-2 has seen the leader
-		time.Sleep(time.Millisecond)
+	for s := range next.Status() {
+		if s.Leader == "host-1" { // host-2 has seen the leader
+			break
+		}
 	}
 
 	if err := old.HandOff(ctx, "host-2"); err != nil {
 		panic(err)
 	}
-	nt, err := next.Campaign(ctx) // already leading, or about to: returns its term
-	if err != nil {
-		panic(err)
-	}
+	nt := termOnceElected(next, electedCh) // already leading, or about to
 	fmt.Println("host-2 leads with a greater token:", nt.Token > term.Token)
 	// Output:
 	// host-2 leads with a greater token: true
@@ -247,9 +260,7 @@ func ExampleCandidate_Resign() {
 
 	peter := leadership.NewCandidate(client, "jobs/report", "peter", 15*time.Second)
 	defer peter.Stop()
-	if _, err := peter.Campaign(ctx); err != nil {
-		panic(err)
-	}
+	leadOnce(peter)
 	linda := leadership.NewCandidate(client, "jobs/report", "linda", 15*time.Second)
 	defer linda.Stop()
 	elected, _, err := linda.RunForElection()
@@ -462,18 +473,13 @@ func ExampleCandidate_FencedPut() {
 
 	eve := leadership.NewCandidate(kv, "jobs/ledger", "eve", 15*time.Second)
 	defer eve.Stop()
-	term, err := eve.Campaign(ctx)
-	if err != nil {
-		panic(err)
-	}
+	term := leadOnce(eve)
 	fmt.Println("lands:", eve.FencedPut(ctx, term, "ledger/head", []byte("42")))
 
 	eve.Resign()
 	mallory := leadership.NewCandidate(kv, "jobs/ledger", "mallory", 15*time.Second)
 	defer mallory.Stop()
-	if _, err := mallory.Campaign(ctx); err != nil { // the record holds mallory's term now
-		panic(err)
-	}
+	leadOnce(mallory)                                           // the record holds mallory's term now
 	err = eve.FencedPut(ctx, term, "ledger/head", []byte("43")) // a late write through eve's term
 	fmt.Println("refused:", errors.Is(err, leadership.ErrFenced))
 	// Output:

@@ -32,7 +32,7 @@ const fencedRetries = 3
 // and once this candidate has seen the store go back in time since its
 // last write of term (indexes seen before may then be handed out again).
 //
-// term is a term this candidate led (from CurrentTerm, Campaign or Run).
+// term is a term this candidate led (from CurrentTerm or Run).
 // A store that cannot check atomically (it does not implement
 // fenced.Putter) is refused with ErrFencingUnsupported, a term this
 // candidate never led with ErrNotLeader, and the election's own key with
@@ -59,7 +59,7 @@ func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value 
 		if term.Context().Err() != nil || c.values.wentBackSinceWrite() {
 			return fencedRefused(term.Token, key)
 		}
-		err := w.FencedPut(ctx, key, value, c.key, guard)
+		err := fencedPutKey(ctx, w, key, value, c.key, guard)
 		if !errors.Is(err, fenced.ErrGuardChanged) {
 			if err != nil {
 				return &StoreError{Op: "fenced put", Key: key, Err: err}

@@ -179,7 +179,7 @@ func TestFencedPutRefusedAfterStoreWentBack(t *testing.T) {
 	c := newCluster(t)
 	a := NewCandidate(c.handle(), "fence", "a", time.Second, withClock(newFakeClock())) // no renewal comes between
 	t.Cleanup(a.Stop)
-	term, err := a.Campaign(ctxT(t))
+	term, err := a.awaitTerm(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
 	}

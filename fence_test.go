@@ -41,7 +41,7 @@ func TestFencedPutRefusedAfterTakeover(t *testing.T) {
 		h := c.handle()
 		old := NewCandidate(h, "fence", "old", time.Second)
 		t.Cleanup(old.Stop)
-		term, err := old.Campaign(ctxT(t))
+		term, err := old.awaitTerm(ctxT(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -76,7 +76,7 @@ func TestFencedPutErrors(t *testing.T) {
 		}
 		plain := NewCandidate(struct{ Backend }{c.handle()}, "fence-plain", "p", time.Second)
 		t.Cleanup(plain.Stop)
-		pt, err := plain.Campaign(ctxT(t))
+		pt, err := plain.awaitTerm(ctxT(t))
 		if err != nil {
 			t.Fatal(err)
 		}

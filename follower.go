@@ -83,11 +83,14 @@ func (f *Follower) FollowElection() (<-chan string, <-chan error, error) {
 	return f.leaders.out, f.errs.out, nil
 }
 
-// Leader returns the current leader's name, "" when there is none.
+// Leader returns the current leader's name, "" when there is none: the
+// Leader of Current, as docker/leadership's Follower.Leader.
 func (f *Follower) Leader() string { return f.view.Load().Leader }
 
 // Current returns the follower's latest Status: the leader, its term and
-// value, and when the follower saw it.
+// value, and when the follower saw it. It is the state the Status stream's
+// last event left, read at once, with no reader's lag: what a proxy routes
+// a request by at the moment it arrives.
 func (f *Follower) Current() Status { return *f.view.Load() }
 
 // Status returns a stream like the leader channel that also carries the

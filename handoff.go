@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 )
 
 // HandOff ends the candidate's term and releases the record to the
@@ -23,8 +22,8 @@ import (
 // the successor itself where that matters. HandOff returns
 // ErrHandOffFailed if another candidate led instead, or no one within the
 // window (leadership was released all the same); ErrNotLeader if the
-// candidate does not lead, which is also what a second HandOff made while
-// one is under way gets (the first one's successor stands); ctx's cause
+// candidate does not lead; ErrHandOffInProgress to a second HandOff made
+// while one is under way (the first one's successor stands); ctx's cause
 // if ctx ends first (the handoff goes on). An empty successor, or the
 // candidate's own name, is refused with ErrEmptyName or
 // ErrInvalidSuccessor. The term's Context ends with the cause
@@ -49,12 +48,12 @@ func (c *Candidate) HandOff(ctx context.Context, successor string) error {
 		return c.leases.stepDown(l, ErrHandedOff)
 	}); !ok {
 		if busy != "" {
-			return fmt.Errorf("%w: a handoff to %q is under way", ErrNotLeader, busy)
+			return fmt.Errorf("%w: to %q", ErrHandOffInProgress, busy)
 		}
 		return ErrNotLeader // the term ended meanwhile
 	}
 	c.leases.log.Info("leadership: handing over", "term", term.Token, "to", successor)
-	window := time.NewTimer(c.ttl + c.cfg.requestTimeout)
+	window := c.cfg.clock.NewTimer(c.ttl + c.cfg.requestTimeout)
 	defer window.Stop()
 	for {
 		changed := c.viewChanged.wait()
@@ -67,7 +66,7 @@ func (c *Candidate) HandOff(ctx context.Context, successor string) error {
 		}
 		select {
 		case <-changed:
-		case <-window.C:
+		case <-window.C():
 			return fmt.Errorf("%w: %s did not take over within %v", ErrHandOffFailed, successor, c.ttl+c.cfg.requestTimeout)
 		case <-c.life.done:
 			return fmt.Errorf("%w: the candidate stopped", ErrHandOffFailed)

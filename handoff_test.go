@@ -22,7 +22,7 @@ func TestHandOffToNamedSuccessor(t *testing.T) {
 	l := leaderOf(t, rs)
 	term, _ := l.CurrentTerm()
 	for _, succ := range except(rs, l) {
-		eventually(t, succ.name+" sees the leader", func() bool { return succ.Leader() == l.name })
+		eventually(t, succ.name+" sees the leader", func() bool { return succ.leader() == l.name })
 	}
 	succ := except(rs, l)[2]
 	start := time.Now()
@@ -32,7 +32,7 @@ func TestHandOffToNamedSuccessor(t *testing.T) {
 	t.Logf("handed over in %v", time.Since(start))
 	// HandOff returned when the old leader saw the successor's record;
 	// the successor leads once its write's reply reached it.
-	next, err := succ.Campaign(ctxT(t))
+	next, err := succ.awaitTerm(ctxT(t))
 	if err != nil || next.Token <= term.Token {
 		t.Fatalf("successor's term %+v, %v; want a token above %d", next, err, term.Token)
 	}
@@ -54,7 +54,7 @@ func TestHandOffToAbsentSuccessor(t *testing.T) {
 		c := newCluster(t)
 		const ttl = 500 * time.Millisecond
 		l, other := c.leaderAndOther("handoff", ttl)
-		eventually(t, "the other sees the leader", func() bool { return other.Leader() == l.name })
+		eventually(t, "the other sees the leader", func() bool { return other.leader() == l.name })
 		released := time.Now()
 		err := l.HandOff(ctxT(t), "nobody")
 		if !errors.Is(err, ErrHandOffFailed) {
@@ -86,7 +86,7 @@ func TestHandOffErrors(t *testing.T) {
 }
 
 // Two HandOffs at once are ordered: the one that ends the term names its
-// successor, the other is refused with ErrNotLeader and names no one, so
+// successor, the other is refused (ErrHandOffInProgress) and names no one, so
 // that it can neither replace nor clear the first one's successor.
 func TestConcurrentHandOffsKeepTheFirstSuccessor(t *testing.T) {
 	var b successorBox
@@ -122,14 +122,15 @@ func TestConcurrentHandOffsKeepTheFirstSuccessor(t *testing.T) {
 }
 
 // The same through the API: of two HandOffs racing, exactly one hands over,
-// to the successor it named; the other gets ErrNotLeader.
+// to the successor it named; the other gets ErrHandOffInProgress while the
+// first is under way, or ErrNotLeader once its term has ended.
 func TestConcurrentHandOffs(t *testing.T) {
 	c := newCluster(t)
 	rs := c.campaign("handoff2", time.Minute, 3)
 	l := leaderOf(t, rs)
 	others := except(rs, l)
 	for _, o := range others {
-		eventually(t, o.name+" sees the leader", func() bool { return o.Leader() == l.name })
+		eventually(t, o.name+" sees the leader", func() bool { return o.leader() == l.name })
 	}
 	errs := make(chan error, 2)
 	for _, o := range others {
@@ -140,7 +141,7 @@ func TestConcurrentHandOffs(t *testing.T) {
 		switch err := <-errs; {
 		case err == nil:
 			ok++
-		case errors.Is(err, ErrNotLeader):
+		case errors.Is(err, ErrHandOffInProgress), errors.Is(err, ErrNotLeader):
 			refused++
 		default:
 			t.Fatalf("HandOff: %v", err)
@@ -178,7 +179,7 @@ func TestHandOffReleaseRetriedToTheSameSuccessor(t *testing.T) {
 		eventually(t, "a leads", a.IsLeader)
 		other := NewCandidate(c.handle(), "retry", "c", ttl)
 		runCandidate(t, other)
-		eventually(t, "c sees a", func() bool { return other.Leader() == "a" })
+		eventually(t, "c sees a", func() bool { return other.leader() == "a" })
 		h.n.Store(1) // the release fails once
 		start := time.Now()
 		done := make(chan error, 1)

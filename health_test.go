@@ -33,7 +33,7 @@ func TestHealthFollowsProgress(t *testing.T) {
 		healthSays(t, cand.Health(time.Minute), "not started")
 		f := NewFollower(c.handle(), "health")
 		healthSays(t, f.Health(time.Minute), "not started")
-		if _, err := cand.Campaign(ctxT(t)); err != nil {
+		if _, err := cand.awaitTerm(ctxT(t)); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := f.FollowElection(); err != nil {

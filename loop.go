@@ -37,7 +37,7 @@ func (o *observer) runLoop(e engine, wake <-chan struct{}) error {
 		default:
 		}
 		timer.Reset(max(e.nextWake()-o.clock(), 0))
-		entered := time.Now()
+		entered := o.clk.Now()
 		select {
 		case <-o.ctx.Done():
 			return nil
@@ -55,9 +55,9 @@ func (o *observer) runLoop(e engine, wake <-chan struct{}) error {
 }
 
 // waitedSince notes the moment the loop last found no event waiting: now,
-// if it waited since entered (real time: whether the select blocked).
+// if it waited since entered (on the clock: whether the select blocked).
 func (o *observer) waitedSince(entered time.Time) {
-	if time.Since(entered) >= time.Millisecond {
+	if o.clk.Now().Sub(entered) >= time.Millisecond {
 		o.listened = o.clock()
 	}
 }

@@ -20,7 +20,7 @@ func diagnoseOnFailure(t *testing.T, c *cluster, key string, log *lockedBuffer, 
 		}
 		for _, r := range rs {
 			tm, leads := r.CurrentTerm()
-			t.Logf("%s: leads %v (term %d), names %q", r.name, leads, tm.Token, r.Leader())
+			t.Logf("%s: leads %v (term %d), names %q", r.name, leads, tm.Token, r.leader())
 		}
 		if p, err := h.Get(context.Background(), key, nil); err == nil {
 			t.Logf("record: %s (index %d)", p.Value, p.LastIndex)
@@ -77,7 +77,7 @@ func TestStoreThatLostItsDataRecovers(t *testing.T) {
 		// test is about.
 		eventually(t, "every candidate names the leader", func() bool {
 			for _, r := range rs {
-				if r.Leader() != old.name {
+				if r.leader() != old.name {
 					return false
 				}
 			}

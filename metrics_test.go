@@ -61,7 +61,7 @@ func TestMetricsHooks(t *testing.T) {
 		m := &recordedMetrics{}
 		a := NewCandidate(c.handle(), "metrics", "a", time.Second, WithMetrics(m))
 		t.Cleanup(a.Stop)
-		term, err := a.Campaign(ctxT(t))
+		term, err := a.awaitTerm(ctxT(t))
 		if err != nil {
 			t.Fatal(err)
 		}

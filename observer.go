@@ -74,7 +74,7 @@ type observer struct {
 func newObserver(ctx context.Context, client Backend, key string, cfg *config, clock elapsed, reports engineReports) observer {
 	return observer{
 		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now, reports: reports,
-		watch: keyWatch{client: client, key: key}, eventAt: -1,
+		watch: keyWatch{client: client, key: key, clk: clock.clk}, eventAt: -1,
 	}
 }
 

@@ -163,7 +163,9 @@ func WithRelinquishInterval(d time.Duration) Option {
 // WithRelinquishSchedule makes a leader step down at every time of a
 // schedule (drio-ai's RelinquishIntervalSpec): a standard five-field cron
 // line such as "0 0 * * *", or a descriptor such as "@hourly" or
-// "@every 60s". It overrides WithRelinquishInterval.
+// "@every 60s". A term is given up at the schedule's first time after it
+// began: "@every d" is WithRelinquishInterval(d), rounded to whole seconds.
+// It overrides WithRelinquishInterval.
 // Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithRelinquishSchedule(spec string) Option {
 	return candidateOnly("WithRelinquishSchedule", func(c *config) {
@@ -172,11 +174,7 @@ func WithRelinquishSchedule(spec string) Option {
 			c.errs = append(c.errs, &OptionError{Option: "WithRelinquishSchedule", Reason: fmt.Sprintf("cannot parse %q", spec), Err: err})
 			return
 		}
-		if sched.Next(time.Now()).IsZero() {
-			c.refuse("WithRelinquishSchedule", fmt.Sprintf("%q never fires", spec))
-			return
-		}
-		c.relinquishSpec, c.relinquishSchedule = spec, sched
+		c.relinquishSpec, c.relinquishSchedule = spec, sched // resolve refuses one that never fires
 	})
 }
 
@@ -235,6 +233,9 @@ func newConfig(opts []Option) config {
 // resolve fills the defaults that depend on the TTL and checks that the
 // durations fit together. ttl 0 means a follower (no lease of its own).
 func (c *config) resolve(ttl time.Duration) error {
+	if c.relinquishSchedule != nil && c.relinquishSchedule.Next(c.clock.Now()).IsZero() {
+		c.refuse("WithRelinquishSchedule", fmt.Sprintf("%q never fires", c.relinquishSpec))
+	}
 	if len(c.errs) > 0 {
 		return c.errs[0]
 	}

@@ -178,7 +178,7 @@ func TestCheckedConstructors(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := c.Campaign(ctxT(t)); err != nil {
+	if _, err := c.awaitTerm(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
 	c.Stop()

@@ -17,7 +17,7 @@ func TestProclaimReachesFollowers(t *testing.T) {
 		w := c.follow("proclaim")
 		a := NewCandidate(c.handle(), "proclaim", "a", time.Second, WithValue("10.0.0.1:8080"))
 		t.Cleanup(a.Stop)
-		term, err := a.Campaign(ctxT(t))
+		term, err := a.awaitTerm(ctxT(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func TestProclaimWhileCutOff(t *testing.T) {
 		h := c.handle()
 		a := NewCandidate(h, "proclaim", "a", time.Second)
 		t.Cleanup(a.Stop)
-		if _, err := a.Campaign(ctxT(t)); err != nil {
+		if _, err := a.awaitTerm(ctxT(t)); err != nil {
 			t.Fatal(err)
 		}
 		h.Disconnect()

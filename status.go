@@ -40,7 +40,7 @@ type Status struct {
 	Role        Role      // the candidate's part; RoleFollower for a follower (RoleBootstrap before FollowElection)
 	CandidateID string    // the candidate's own name ("" for a follower)
 	Leader      string    // the leader's name, "" when none is known
-	Token       uint64    // the leader's term (its fencing token); the last term known when Leader is ""
+	Token       uint64    // the leader's Term.Token as observed; the last term known when Leader is ""
 	Value       string    // what the leader publishes beside its name (Proclaim, WithValue); "" when Leader is ""
 	At          time.Time // when the change was seen
 	Err         error     // a candidate's store error, or ErrElectionEnded; nil for a plain change
@@ -48,7 +48,7 @@ type Status struct {
 
 // Term is one term of leadership held by a candidate.
 type Term struct {
-	Token uint64    // fencing token: strictly greater than every earlier term's
+	Token uint64    // fencing token: strictly greater than every earlier term's (observers see it as Status.Token)
 	Began time.Time // when the term was confirmed by the store
 	ctx   context.Context
 }

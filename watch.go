@@ -15,6 +15,7 @@ import (
 type keyWatch struct {
 	client Backend
 	key    string
+	clk    timeSource // times close's grace
 	cancel context.CancelFunc
 	events <-chan *store.KVPair
 	drains sync.WaitGroup // goroutines draining cancelled watches
@@ -73,10 +74,10 @@ func (w *keyWatch) close(grace time.Duration) {
 		w.drains.Wait()
 		close(done)
 	}()
-	t := time.NewTimer(grace)
+	t := w.clk.NewTimer(grace)
 	defer t.Stop()
 	select {
 	case <-done:
-	case <-t.C:
+	case <-t.C():
 	}
 }

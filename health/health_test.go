@@ -62,8 +62,14 @@ func ExampleHandler() {
 	}
 
 	status()
-	if _, err := c.Campaign(ctx); err != nil {
+	electedCh, _, err := c.RunForElection()
+	if err != nil {
 		panic(err)
+	}
+	for isElected := range electedCh { // false first, then true once elected
+		if isElected {
+			break
+		}
 	}
 	status()
 	c.Stop()

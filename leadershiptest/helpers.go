@@ -131,6 +131,17 @@ func (s *stream[T]) find(t *testing.T, wait time.Duration, from int, what string
 	}
 }
 
+// last returns the latest value received, or the zero value.
+func (s *stream[T]) last() T {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if len(s.vals) == 0 {
+		var zero T
+		return zero
+	}
+	return s.vals[len(s.vals)-1].v
+}
+
 // values returns the values received so far, for messages.
 func (s *stream[T]) values() []T {
 	s.mu.Lock()
@@ -169,7 +180,11 @@ type cand struct {
 	cl      *client
 	elected *stream[bool]
 	errs    *stream[error]
+	status  *stream[leadership.Status]
 }
+
+// leader is the leader the candidate last reported on its Status stream.
+func (c *cand) leader() string { return c.status.last().Leader }
 
 // candidate starts a candidate named name on cl, stopped when the subtest
 // ends.
@@ -189,11 +204,12 @@ func (e *env) candidate(cl *client, name string, opts ...leadership.Option) *can
 // (nil for a client the suite does not keep), and stops c when the subtest
 // ends.
 func (e *env) recorded(c *leadership.Candidate, name string, cl *client, el <-chan bool, errs <-chan error) *cand {
-	r := &cand{Candidate: c, name: name, cl: cl, elected: collect(el), errs: collect(errs)}
+	r := &cand{Candidate: c, name: name, cl: cl, elected: collect(el), errs: collect(errs), status: collect(c.Status())}
 	e.t.Cleanup(func() {
 		c.Stop()
 		<-r.elected.done
 		<-r.errs.done
+		<-r.status.done
 	})
 	return r
 }

@@ -140,8 +140,14 @@ func Example() {
 	defer metrics.Close()
 
 	c := leadership.NewCandidate(kv, "jobs/report", "ada", 15*time.Second, leadership.WithMetrics(metrics))
-	if _, err := c.Campaign(ctx); err != nil {
+	electedCh, _, err := c.RunForElection()
+	if err != nil {
 		panic(err)
+	}
+	for isElected := range electedCh { // false first, then true once elected
+		if isElected {
+			break
+		}
 	}
 	fmt.Println("is_leader", gaugeValue(nil, collect(nil, reader)["leadership.is_leader"]))
 	c.Stop()

@@ -103,10 +103,16 @@ func Example() {
 	}
 
 	c := leadership.NewCandidate(kv, "jobs/report", "ada", 15*time.Second, leadership.WithMetrics(metrics))
-	term, err := c.Campaign(ctx)
+	electedCh, _, err := c.RunForElection()
 	if err != nil {
 		panic(err)
 	}
+	for isElected := range electedCh { // false first, then true once elected
+		if isElected {
+			break
+		}
+	}
+	term, _ := c.CurrentTerm()
 	fmt.Println("token", term.Token)
 	fmt.Println(gauge(reg, "leadership_is_leader"))
 	c.Stop()

@@ -24,10 +24,16 @@ func ExampleStore() {
 
 	c := leadership.NewCandidate(kv, "jobs/nightly", "node-1", 15*time.Second)
 	defer c.Stop()
-	term, err := c.Campaign(ctx)
+	electedCh, _, err := c.RunForElection()
 	if err != nil {
 		panic(err)
 	}
+	for isElected := range electedCh { // false first, then true once elected
+		if isElected {
+			break
+		}
+	}
+	term, _ := c.CurrentTerm()
 	fmt.Println("leading, token", term.Token)
 
 	_, err = open.Store(ctx, "memory://") // refused: no name
