@@ -36,5 +36,5 @@ func TestRawLimits(t *testing.T) { raw(t).Limits(t, 100, 300, 1000, 1500, 2000) 
 // valkeyrie.NewStore("etcdv3") makes it (see electiontest.RawConformance).
 func TestRawConformance(t *testing.T) {
 	electiontest.RawConformance(t, "etcd raw kvtools", "etcd", etcdv3.StoreName, endpointsFrom(t, envSingle),
-		&etcdv3.Config{ConnectionTimeout: electiontest.OpenBudget})
+		&etcdv3.Config{ConnectionTimeout: electiontest.OpenBudget}, 50)
 }
