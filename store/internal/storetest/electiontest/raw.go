@@ -100,7 +100,6 @@ func OpenRaw(t testing.TB, name string, endpoints []string, options valkeyrie.Co
 	return kv
 }
 
-
 // RawConformance runs leadershiptest's conformance suite on the raw
 // kvtools store named name (valkeyrie.NewStore(ctx, name, endpoints,
 // options), as docker/leadership's users and the package doc open a
