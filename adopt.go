@@ -38,6 +38,9 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 		o.hinted, o.hintTTL = false, 0
 	}
 	adopted := o.adoptAt(s, fromWatch, obsAt)
+	if fromWatch && adopted {
+		o.doubted = false // the watch showed a change first: it works
+	}
 	if gone > 0 {
 		// Whoever led when this read showed the store gone back, that
 		// holder may lead too (acquireAt): goBack's lost holder is not

@@ -63,12 +63,14 @@ func (e *following) step() error {
 		return nil
 	}
 	// Nothing the store does may delay the expiry: every call is abandoned
-	// at it.
-	// A read or watch open is also given up after a poll interval, so that
-	// what the watch delivers meanwhile is not left waiting behind it.
-	deadline := now + e.cfg.pollInterval
+	// at it. Otherwise a read or a watch open has the request timeout, even
+	// if that is longer than a poll interval: over a slow link (round trips
+	// of 300 ms, a watch open that is a read plus a watch) a call given up
+	// after a poll interval might never succeed. What the watch delivers
+	// meanwhile waits behind it, and is dated from before it (takeEvent).
+	deadline := never
 	if e.held() && !e.expired {
-		deadline = min(deadline, e.expiresAt())
+		deadline = e.expiresAt()
 	}
 	if !e.watch.running() && now >= e.watchAt {
 		e.openWatchBy(deadline)

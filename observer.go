@@ -62,6 +62,11 @@ type observer struct {
 	watch      keyWatch
 	watchAt    time.Duration // when to reopen a failed watch
 	watchFails int           // watches that failed or closed in a row
+	openedAt   time.Duration // when the current watch opened
+	settleAt   time.Duration // the next read that checks what a new watch may have missed; 0: none
+	settleStep time.Duration // the wait before it
+	heard      bool          // the watch delivered an event since the last read was sent
+	doubted    bool          // a read found a change the watch missed, and no event since showed one first
 
 	backoff time.Duration
 	retryAt time.Duration // no store request before this
@@ -163,12 +168,16 @@ func (o *observer) pollDue(now time.Duration) bool {
 
 // nextPoll is when the next poll is due, ignoring needRead.
 func (o *observer) nextPoll() time.Duration {
-	if o.watch.running() {
+	if o.watch.running() && !o.doubted {
 		every := watchedPollFactor * o.cfg.pollInterval
 		if o.cfg.pollByTTL && o.cur.kind == snapRecord {
 			every = max(every, o.cur.rec.TTL()/3)
 		}
-		return o.lastRead + every
+		at := o.lastRead + every
+		if o.settleAt > 0 {
+			at = min(at, o.settleAt)
+		}
+		return at
 	}
 	return o.lastRead + o.cfg.pollInterval
 }
@@ -188,15 +197,67 @@ func (o *observer) readBy(deadline time.Duration) (snapshot, bool) {
 		ctx, cancel = context.WithTimeout(ctx, max(left, 0))
 		defer cancel()
 	}
+	polled := !o.needRead
+	prev := o.readSent
 	s, err := o.read(ctx)
 	o.lastRead = o.clock()
+	o.settled()
 	if err != nil {
 		o.failed(err)
 		return snapshot{}, false
 	}
 	o.needRead = false
 	o.succeeded()
+	o.checkWatch(s, polled, prev)
 	return s, true
+}
+
+// A watch is a hint, and may miss changes: some backends' watches start
+// only after the read that opened them (kvtools' etcd watch starts after
+// its first read, with no start revision, and after the caller took that
+// read's event), and a watch that a client resumed after its server lost
+// its data may stay silent (etcd's resumes from a revision the new server
+// does not have yet). So the engine's own reads find what a watch missed:
+// a few reads after each watch opens (settled), and a watch that a poll
+// shows to have missed a change is opened again (checkWatch). Neither
+// costs anything while a watch works and the key is quiet.
+
+// settleFirst is the least wait before the first read that checks what a
+// watch just opened may have missed; later checks wait 4 times longer
+// each, until the watched poll interval takes over.
+const settleFirst = 10 * time.Millisecond
+
+// settled moves the checks of a new watch on after a read: the next one
+// comes 4 times later, and none once that is a poll interval away.
+func (o *observer) settled() {
+	if o.settleAt == 0 || o.readSent < o.settleAt {
+		return
+	}
+	o.settleStep *= 4
+	o.settleAt = o.readSent + o.settleStep
+	if o.settleStep >= o.cfg.pollInterval {
+		o.settleAt = 0
+	}
+}
+
+// checkWatch opens the watch again when a poll (a read no hint asked for)
+// shows a state newer than the current one while the watch, open since
+// before the previous read, delivered nothing since: it missed a change
+// (kvtools' etcd watch resumed from a revision that a server restarted
+// without its data does not have). Until an event shows a change before a
+// read does, the key is polled as if no watch ran, so that a watch that
+// stays silent still leaves the reads to find and keep the leader. prev
+// is when the previous read was sent.
+func (o *observer) checkWatch(s snapshot, polled bool, prev time.Duration) {
+	heard := o.heard
+	o.heard = false
+	if !polled || heard || !o.watch.running() || o.openedAt > prev || !s.supersedes(o.cur) {
+		return
+	}
+	o.cfg.logger.Info("leadership: the watch missed a change a read showed; watching again", "key", o.key)
+	o.doubted = true
+	o.watch.stop()
+	o.watchAt = o.clock()
 }
 
 // openWatch (re)opens the watch; on failure it is retried later.
@@ -222,8 +283,13 @@ func (o *observer) openWatchBy(deadline time.Duration) {
 		// It may have queued events while the call ran (a slow open, a
 		// write meanwhile): they may be as old as the call.
 		o.listened, o.needRead = sent, true
+		now := o.clock()
+		o.openedAt, o.heard = now, false
+		o.settleStep = max(2*(now-sent), settleFirst)
+		o.settleAt = now + o.settleStep
 		return
 	}
+	o.settleAt = 0
 	o.watchFailed()
 	// A missing key cannot be watched on some backends: not worth reporting.
 	if !errors.Is(err, store.ErrKeyNotFound) && o.ctx.Err() == nil {
@@ -234,6 +300,7 @@ func (o *observer) openWatchBy(deadline time.Duration) {
 // watchClosed handles a watch channel the backend closed.
 func (o *observer) watchClosed() {
 	o.watch.ended()
+	o.settleAt = 0
 	o.watchFailed()
 	o.needRead = true
 }
@@ -249,7 +316,7 @@ func (o *observer) watchFailed() {
 // watchEvent notes that the watch works: the store is reachable again, so
 // a backoff from earlier errors no longer needs to be waited out.
 func (o *observer) watchEvent() {
-	o.watchFails = 0
+	o.watchFails, o.heard = 0, true
 	if o.backoff > 0 {
 		o.backoff = 0
 		o.retryAt = min(o.retryAt, o.clock())

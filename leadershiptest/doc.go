@@ -35,7 +35,8 @@
 //	}
 //
 // Implementing Restarter as well enables the subtest that stops and restarts
-// the server. ManyElections may be lowered for a small server. The suite's
+// the server. RunSlowLink runs an election over a slow link: a Network
+// whose Latency makes its forwarders delay every byte (Forwarder.SetLatency). ManyElections may be lowered for a small server. The suite's
 // own tests run it against the embedded store (store/memory), whose clients
 // are cut with Disconnect and vanish with Close; see memory_test.go.
 //

@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -44,10 +45,16 @@ import (
 //     by Kill also keeps it out, but some clients then block for their own
 //     long timeouts whatever their context says, which slows down the
 //     stopping of what ran on them.)
+//   - SetLatency delays every byte by a fixed time in each direction, as a
+//     long link does (another region): a round trip through the forwarder
+//     takes twice the latency more. Bytes keep their order, and the
+//     throughput is not limited (a cut then holds up to 2 MiB per
+//     direction, what was in flight).
 type Forwarder struct {
-	target string
-	ln     net.Listener
-	wg     sync.WaitGroup
+	target  string
+	ln      net.Listener
+	wg      sync.WaitGroup
+	latency atomic.Int64 // one-way delay, in nanoseconds
 
 	mu     sync.Mutex
 	open   chan struct{} // closed while traffic passes; replaced by Cut
@@ -84,6 +91,12 @@ func NewForwarder(target string) (*Forwarder, error) {
 	f.wg.Go(f.acceptLoop)
 	return f, nil
 }
+
+// SetLatency delays everything the forwarder passes by oneWay in each
+// direction, from now on (a chunk read before is not delayed again), so
+// that a round trip takes 2 x oneWay more. Zero, the default, passes bytes
+// at once. It is meant to be set before the client connects.
+func (f *Forwarder) SetLatency(oneWay time.Duration) { f.latency.Store(int64(max(oneWay, 0))) }
 
 // Addr returns the address clients should dial instead of the target, as
 // host:port.
@@ -245,9 +258,9 @@ func (f *Forwarder) serve(ctx context.Context, l *link) {
 	pumps.Wait()
 }
 
-// pump copies src to dst while the gate is open. At the end of src it
-// half-closes dst; on any other error it kills the link.
-func (f *Forwarder) pump(l *link, src, dst net.Conn) {
+// pumpNow is pump without latency: one chunk read, then written, so that
+// a cut holds at most one chunk per direction.
+func (f *Forwarder) pumpNow(l *link, src, dst net.Conn) {
 	buf := make([]byte, 32<<10)
 	for {
 		n, err := src.Read(buf)
@@ -261,17 +274,83 @@ func (f *Forwarder) pump(l *link, src, dst net.Conn) {
 			}
 		}
 		if err != nil {
-			// The end of src, orderly or not, is traffic too: it passes
-			// only while the gate is open.
+			f.ended(l, dst, err)
+			return
+		}
+	}
+}
+
+// ended passes on the end of src, orderly (a half-close) or not (the link
+// is killed), once the gate is open.
+func (f *Forwarder) ended(l *link, dst net.Conn, err error) {
+	// The end of src, orderly or not, is traffic too: it passes only
+	// while the gate is open.
+	if !f.waitOpen(l) {
+		return
+	}
+	if errors.Is(err, io.EOF) {
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
+			return
+		}
+	}
+	f.kill(l, false)
+}
+
+// chunk is what one read of a pump returned, and when it may be passed on.
+type chunk struct {
+	data []byte
+	err  error
+	due  time.Time
+}
+
+// pump copies src to dst while the gate is open, each chunk once the
+// latency has passed since it was read. At the end of src it half-closes
+// dst; on any other error it kills the link.
+func (f *Forwarder) pump(l *link, src, dst net.Conn) {
+	if f.latency.Load() == 0 {
+		f.pumpNow(l, src, dst)
+		return
+	}
+	// The reader goes on reading while earlier chunks wait out their
+	// latency, as bytes in flight on a long link.
+	chunks := make(chan chunk, 64)
+	f.wg.Go(func() {
+		defer close(chunks)
+		for {
+			buf := make([]byte, 32<<10)
+			n, err := src.Read(buf)
+			c := chunk{data: buf[:n], err: err, due: time.Now().Add(time.Duration(f.latency.Load()))}
+			select {
+			case chunks <- c:
+			case <-l.dead:
+				return
+			}
+			if err != nil {
+				return
+			}
+		}
+	})
+	for c := range chunks {
+		if wait := time.Until(c.due); wait > 0 {
+			t := time.NewTimer(wait)
+			select {
+			case <-t.C:
+			case <-l.dead:
+				t.Stop()
+				return
+			}
+		}
+		if len(c.data) > 0 {
 			if !f.waitOpen(l) {
 				return
 			}
-			if errors.Is(err, io.EOF) {
-				if cw, ok := dst.(interface{ CloseWrite() error }); ok && cw.CloseWrite() == nil {
-					return
-				}
+			if _, werr := dst.Write(c.data); werr != nil {
+				f.kill(l, false)
+				return
 			}
-			f.kill(l, false)
+		}
+		if c.err != nil {
+			f.ended(l, dst, c.err)
 			return
 		}
 	}

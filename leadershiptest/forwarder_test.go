@@ -428,3 +428,39 @@ func TestForwarderConcurrentUse(t *testing.T) {
 	close(stop)
 	wg.Wait()
 }
+
+// A forwarder with a latency delays every exchange by a round trip of
+// twice that, keeps the bytes in order, and still cuts, heals and closes.
+func TestForwarderLatency(t *testing.T) {
+	srv := newEchoServer(t)
+	f := newTestForwarder(t, srv.addr())
+	const oneWay = 50 * time.Millisecond
+	f.SetLatency(oneWay)
+	c := dial(t, f.Addr())
+	for _, msg := range []string{"one", "two", "three"} {
+		start := time.Now()
+		write(t, c, msg)
+		expectRead(t, c, msg, 10*time.Second)
+		if rtt := time.Since(start); rtt < 2*oneWay {
+			t.Fatalf("round trip of %q took %v, less than 2 x %v", msg, rtt, oneWay)
+		}
+	}
+	// Many writes in flight at once arrive in order.
+	var want bytes.Buffer
+	for i := range 100 {
+		msg := string(rune('a' + i%26))
+		want.WriteString(msg)
+		write(t, c, msg)
+	}
+	expectRead(t, c, want.String(), 10*time.Second)
+
+	f.Cut()
+	write(t, c, "held")
+	expectTimeout(t, c, 4*oneWay)
+	f.Heal()
+	expectRead(t, c, "held", 10*time.Second)
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	expectBroken(t, c)
+}

@@ -394,11 +394,21 @@ type exclusion struct {
 func (e *env) exclusion(cs []*cand) *exclusion {
 	ps := make([]overlap.Participant, len(cs))
 	for i, c := range cs {
-		ps[i] = overlap.Participant{Name: c.name, Term: func() (uint64, bool) {
-			term, ok := c.CurrentTerm()
-			return term.Token, ok
-		}}
+		ps[i] = participant(c)
 	}
+	return e.exclusionOf(ps)
+}
+
+// participant is c, as the exclusion sampler sees it.
+func participant(c *cand) overlap.Participant {
+	return overlap.Participant{Name: c.name, Term: func() (uint64, bool) {
+		term, ok := c.CurrentTerm()
+		return term.Token, ok
+	}}
+}
+
+// exclusionOf is exclusion on participants given as such.
+func (e *env) exclusionOf(ps []overlap.Participant) *exclusion {
 	x := &exclusion{c: overlap.Start(100*time.Microsecond, ps...)}
 	e.t.Cleanup(func() { x.check(e.t) })
 	return x

@@ -25,6 +25,10 @@ type Network struct {
 	Open func(ctx context.Context, endpoints []string) (store.Store, error)
 	// LeaseTTL is the TTL of the suite's candidates (default 2s).
 	LeaseTTL time.Duration
+	// Latency, when not zero, delays every byte between each client and
+	// the servers by that much in each direction (Forwarder.SetLatency):
+	// a slow link, for RunSlowLink.
+	Latency time.Duration
 	// Stop and Start, when both are set, stop the store's
 	// server and start it again (for StoreRestart, which every backend must
 	// survive): how is the caller's business, a script, a container, a
@@ -58,6 +62,7 @@ func (n *Network) Client(t *testing.T) *Client {
 			t.Fatalf("forwarder to %s: %v", ep, err)
 		}
 		t.Cleanup(func() { _ = f.Close() })
+		f.SetLatency(n.Latency)
 		fwds[i], addrs[i] = f, f.Addr()
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

@@ -35,6 +35,7 @@ var subtests = []subtest{
 	{"FirstElection", testFirstElection},
 	{"ResignHandsOver", testResignHandsOver},
 	{"StopHandsOverAtOnce", testStopHandsOver},
+	{"HandOffToNewcomers", testHandOffToNewcomers},
 	{"VanishedLeaderReplaced", testVanishedLeader},
 	{"CutLeaderStepsDownFirst", testCutLeader},
 	{"StoreRestart", testStoreRestart},
@@ -58,6 +59,11 @@ var subtests = []subtest{
 //   - StopHandsOverAtOnce: Stop of the leader releases it, the next
 //     candidate wins at once and followers see it; the stopped candidate's
 //     channels close.
+//   - HandOffToNewcomers: five HandOffs in a row (TTL 10 s, or the
+//     suite's if longer), each to a candidate started just before, while
+//     another candidate waits: each successor takes the term, and all five
+//     take under 3 s together (a successor whose watch opened just before
+//     the release finds it by a read, not by a poll a TTL later).
 //   - VanishedLeaderReplaced: a leader whose client vanishes is replaced
 //     (typically within TTL plus a poll; asserted within 2 x TTL + 1s, for
 //     loaded machines); a follower reports "" and then the successor.

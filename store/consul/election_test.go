@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	kvconsul "github.com/kvtools/consul"
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/store/internal/storetest"
@@ -60,4 +61,14 @@ func TestFencedPut(t *testing.T) {
 // kvtools' store, given to Wrap, cannot write fenced.
 func TestWrappedNotFenced(t *testing.T) {
 	storetest.NotFenced(t, wrap(kvtoolsStore(t, agent(t)), time.Second))
+}
+
+// TestRawConformance: the conformance suite on kvtools/consul's store as
+// valkeyrie.NewStore("consul") makes it (see electiontest.RawConformance),
+// with 20 elections in ManyElections: each holds two of the agent's 200
+// connections per client address (see raw).
+func TestRawConformance(t *testing.T) {
+	t.Cleanup(http.DefaultClient.CloseIdleConnections)
+	electiontest.RawConformance(t, "consul raw kvtools", "consul", kvconsul.StoreName, []string{agent(t)},
+		nil, 20)
 }

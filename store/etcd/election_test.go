@@ -1,8 +1,11 @@
 package etcd
 
 import (
+	"context"
 	"testing"
 
+	"github.com/kvtools/etcdv3"
+	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
@@ -24,4 +27,16 @@ func TestClusterConsensusLeaderKilled(t *testing.T) {
 func TestElectionCluster(t *testing.T) {
 	cfg := Config{Endpoints: endpointsFrom(t, envCluster)}
 	electiontest.Smoke(t, uniqueKey(t), func(t *testing.T) store.Store { return openClient(t, cfg) })
+}
+
+// The election over a link with 300 ms round trips (electiontest.SlowLink),
+// on this package's store and on kvtools' (valkeyrie.NewStore("etcdv3")).
+func TestSlowLink(t *testing.T) {
+	eps := endpointsFrom(t, envSingle)
+	t.Run("adapter", func(t *testing.T) { electiontest.SlowLink(t, "etcd", eps, openEndpoints) })
+	t.Run("raw", func(t *testing.T) {
+		electiontest.SlowLink(t, "etcd raw kvtools", eps, func(ctx context.Context, endpoints []string) (store.Store, error) {
+			return valkeyrie.NewStore(ctx, etcdv3.StoreName, endpoints, &etcdv3.Config{ConnectionTimeout: electiontest.OpenBudget})
+		})
+	})
 }

@@ -31,3 +31,10 @@ func TestRawElections(t *testing.T) { raw(t).Elections(t) }
 // TestRawLimits (on demand; without -race, whose limit of 8128 goroutines
 // a raw store reaches at about 300 elections): see electiontest.Raw.Limits.
 func TestRawLimits(t *testing.T) { raw(t).Limits(t, 100, 300, 1000, 1500, 2000) }
+
+// TestRawConformance: the conformance suite on kvtools/etcdv3's store as
+// valkeyrie.NewStore("etcdv3") makes it (see electiontest.RawConformance).
+func TestRawConformance(t *testing.T) {
+	electiontest.RawConformance(t, "etcd raw kvtools", "etcd", etcdv3.StoreName, endpointsFrom(t, envSingle),
+		&etcdv3.Config{ConnectionTimeout: electiontest.OpenBudget}, 50)
+}

@@ -12,3 +12,9 @@ func TestConformance(t *testing.T) {
 	open := electiontest.Opener(Open, func(endpoints []string) Config { return Config{Endpoints: endpoints} })
 	electiontest.Conformance(t, "redis", "redis", serverConfig(t).Endpoints, open)
 }
+
+// The election over a link with 300 ms round trips (electiontest.SlowLink).
+func TestSlowLink(t *testing.T) {
+	open := electiontest.Opener(Open, func(endpoints []string) Config { return Config{Endpoints: endpoints} })
+	electiontest.SlowLink(t, "redis", serverConfig(t).Endpoints, open)
+}

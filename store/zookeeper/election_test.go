@@ -53,3 +53,8 @@ func TestFencedPut(t *testing.T) {
 func TestWrappedNotFenced(t *testing.T) {
 	storetest.NotFenced(t, wrap(kvtoolsStore(t, servers(t, envSingle)), time.Second))
 }
+
+// The election over a link with 300 ms round trips (electiontest.SlowLink).
+func TestSlowLink(t *testing.T) {
+	electiontest.SlowLink(t, "zookeeper", servers(t, envSingle), openEndpoints)
+}

@@ -247,3 +247,22 @@ func Smoke(t *testing.T, key string, open func(t *testing.T) store.Store) {
 	second := handoff("resign handoff", first, cands[first.who].Resign)
 	handoff("stop handoff", second, cands[second.who].Stop)
 }
+
+// SlowLinkLatency is the one-way delay of SlowLink's forwarders: 300 ms
+// round trips, a link to another region; SlowLinkTTL is its candidates'
+// lease, whose default RequestTimeout (TTL/3, 1 s) leaves room for a store
+// call of 3 round trips (docs/semantics.md, "Slow links").
+const (
+	SlowLinkLatency = 150 * time.Millisecond
+	SlowLinkTTL     = 3 * time.Second
+)
+
+// SlowLink runs leadershiptest.RunSlowLink on the network named backend of
+// endpoints, every client behind forwarders that delay each byte by
+// SlowLinkLatency each way.
+func SlowLink(t *testing.T, backend string, endpoints []string, open OpenFunc) {
+	t.Helper()
+	n := Network(backend, "", endpoints, open)
+	n.Latency, n.LeaseTTL = SlowLinkLatency, SlowLinkTTL
+	leadershiptest.RunSlowLink(t, n)
+}

@@ -9,6 +9,7 @@ import (
 	"github.com/kvtools/valkeyrie"
 	"github.com/kvtools/valkeyrie/store"
 
+	"github.com/leadership-go/leadership/leadershiptest"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
@@ -97,4 +98,24 @@ func OpenRaw(t testing.TB, name string, endpoints []string, options valkeyrie.Co
 	}
 	t.Cleanup(func() { _ = kv.Close() })
 	return kv
+}
+
+// RawConformance runs leadershiptest's conformance suite on the raw
+// kvtools store named name (valkeyrie.NewStore(ctx, name, endpoints,
+// options), as docker/leadership's users and the package doc open a
+// store), through the suite's forwarders, with the server restarts of
+// Network(backend, server, ...). The engine must be correct and timely on
+// it without the adapter's fixes. ManyElections is lowered to many for
+// the run: a raw store's watches cost goroutines that -race limits, or
+// connections (see Limits). server is "" for a raw client that cannot
+// live through its server's restart without data (kvtools' ZooKeeper
+// client), so that the restarts are skipped.
+func RawConformance(t *testing.T, backend, server, name string, endpoints []string, options valkeyrie.Config, many int) {
+	t.Helper()
+	was := leadershiptest.ManyElections
+	leadershiptest.ManyElections = min(was, many)
+	t.Cleanup(func() { leadershiptest.ManyElections = was })
+	leadershiptest.Run(t, Network(backend, server, endpoints, func(ctx context.Context, eps []string) (store.Store, error) {
+		return valkeyrie.NewStore(ctx, name, eps, options)
+	}))
 }
