@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/leadership-go/leadership/leadershiptest"
 	_ "github.com/leadership-go/leadership/store/all" // every backend's URLs in open.Store
-	"github.com/leadership-go/leadership/store/kubernetes"
 )
 
 // The Kubernetes backend (k8s://NAMESPACE?kubeconfig=FILE): its row is
@@ -22,6 +22,7 @@ import (
 const (
 	kubeNamespaceEnv  = "LEADERSHIP_KUBE_NAMESPACE"
 	kubeKubeconfigEnv = "LEADERSHIP_KUBECONFIG_ADMIN"
+	kubeScheme        = "k8s" // store/kubernetes's scheme in store/open
 )
 
 // kubeURL is the default URL of the k8s row, "" when the namespace's
@@ -36,7 +37,7 @@ func kubeURL() string {
 	if strings.Contains(ns, "://") {
 		return ns
 	}
-	u := kubernetes.Scheme + "://" + ns
+	u := kubeScheme + "://" + ns
 	if kc := strings.TrimSpace(os.Getenv(kubeKubeconfigEnv)); kc != "" {
 		u += "?" + url.Values{"kubeconfig": {kc}}.Encode()
 	}
@@ -51,17 +52,16 @@ func kubeURL() string {
 // URL names it; done removes it, once the client is open (the adapter
 // reads its kubeconfig at Open only).
 func kubeForwardURL(raw string) (string, []*leadershiptest.Forwarder, func(), error) {
-	cfg, err := kubernetes.ParseURL(raw)
+	kubeconfig, ctxName, err := kubeURLConfig(raw)
 	if err != nil {
 		return "", nil, nil, err
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
-	rules.ExplicitPath = cfg.Kubeconfig
+	rules.ExplicitPath = kubeconfig
 	all, err := rules.Load()
 	if err != nil {
 		return "", nil, nil, fmt.Errorf("load the kubeconfig: %w", err)
 	}
-	ctxName := cfg.Context
 	if ctxName == "" {
 		ctxName = all.CurrentContext
 	}
@@ -129,4 +129,20 @@ func kubeForwardURL(raw string) (string, []*leadershiptest.Forwarder, func(), er
 	q.Set("context", ctxName)
 	u.RawQuery = q.Encode()
 	return u.String(), []*leadershiptest.Forwarder{fwd}, done, nil
+}
+
+// kubeURLConfig returns the kubeconfig path and the context a k8s:// URL
+// names (its kubeconfig and context parameters; "" when absent). The
+// adapter checks the rest of the URL when the bench opens it.
+func kubeURLConfig(raw string) (kubeconfig, ctxName string, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// Not url.Parse's error, which quotes the URL (any password in it).
+		return "", "", errors.New("k8s URL: cannot be parsed")
+	}
+	if u.Scheme != kubeScheme {
+		return "", "", fmt.Errorf("k8s URL: scheme %q, want %q", u.Scheme, kubeScheme)
+	}
+	q := u.Query()
+	return q.Get("kubeconfig"), q.Get("context"), nil
 }

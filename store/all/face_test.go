@@ -2,7 +2,9 @@ package all_test
 
 // The one face of the adapters (issue 24): every adapter under store/ is
 // held to it here, by its types (compiled against this file) and by its
-// source (parsed with go/parser).
+// source (parsed with go/parser). store/kubernetes (issue 33), whose
+// Config has none of the network fields, is held to the exported-names
+// rule with the others and to the rest that fits it in TestKubernetesFace.
 
 import (
 	"context"
@@ -26,6 +28,7 @@ import (
 	"github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/consul"
 	"github.com/leadership-go/leadership/store/etcd"
+	"github.com/leadership-go/leadership/store/kubernetes"
 	"github.com/leadership-go/leadership/store/memory"
 	"github.com/leadership-go/leadership/store/postgres"
 	"github.com/leadership-go/leadership/store/redis"
@@ -81,6 +84,7 @@ var (
 	_ vstore.Store  = (*zookeeper.Store)(nil)
 	_ vstore.Store  = (*redis.Store)(nil)
 	_ vstore.Store  = (*postgres.Store)(nil)
+	_ vstore.Store  = (*kubernetes.Store)(nil)
 	_ fenced.Putter = (*memory.Store)(nil)
 	_ fenced.Putter = (*etcd.Store)(nil)
 	_ fenced.Putter = (*consul.Store)(nil)
@@ -251,9 +255,10 @@ func TestFileSet(t *testing.T) {
 // vocabulary of package store, with the server's details: none for
 // memory, etcd and Redis.
 var detail = map[string]string{
-	"consul":    "ACLError",    // the right the token lacks, or an unknown token
-	"zookeeper": "AccessError", // the node and right refused
-	"postgres":  "RefusedError",
+	"kubernetes": "Error",       // the call, namespace, Lease and key, and the API server's status
+	"consul":     "ACLError",    // the right the token lacks, or an unknown token
+	"zookeeper":  "AccessError", // the node and right refused
+	"postgres":   "RefusedError",
 }
 
 // leftover are exported names the face does not allow yet, each with the
@@ -315,8 +320,18 @@ func (p parsed) exported() []string {
 // and at most one detail error type (with its Error, Unwrap and Is):
 // their errors are the shared vocabulary of package store, matched with
 // errors.Is, and their test faults are internal (internal/memfault).
+//
+// store/kubernetes, a module whose Config has no Endpoints, TLS or
+// credentials (the kubeconfig holds them) and whose Store does not write
+// fenced, is held to this rule too, by its source; TestKubernetesFace
+// checks the rest that fits it.
 func TestExportedNames(t *testing.T) {
+	dirs := []string{"kubernetes"}
 	for _, f := range faces() {
+		dirs = append(dirs, f.dir)
+	}
+	for _, dir := range dirs {
+		f := face{dir: dir}
 		allowed := func(name string) bool {
 			typ, method, isMethod := strings.Cut(name, ".")
 			switch {
@@ -332,6 +347,52 @@ func TestExportedNames(t *testing.T) {
 		for _, name := range parse(t, f.dir).exported() {
 			if !allowed(name) {
 				t.Errorf("%s exports %s: an adapter exports Open, Config, Store, StoreName and at most one detail error type (%q); errors are store's vocabulary", f.dir, name, detail[f.dir])
+			}
+		}
+	}
+}
+
+// store/kubernetes's face, as far as it fits the others': Open takes a
+// Config and returns a *Store (compiled below), the Config's timeouts are
+// the common fields, and the source is laid out as the others' (config.go,
+// errors.go, url.go, doc.go), with Store and Open in kubernetes.go. It
+// registers with store/open only, not with valkeyrie (no StoreName).
+func TestKubernetesFace(t *testing.T) {
+	cfg, _ := openFunc(kubernetes.Open)
+	for name, typ := range map[string]reflect.Type{
+		"DialTimeout":    reflect.TypeFor[time.Duration](),
+		"RequestTimeout": reflect.TypeFor[time.Duration](),
+	} {
+		if sf, ok := cfg.FieldByName(name); !ok || sf.Type != typ {
+			t.Errorf("kubernetes.Config.%s: %v, %v; want a %v", name, sf.Type, ok, typ)
+		}
+	}
+	for _, name := range []string{"Endpoints", "TLS", "Username", "Password", "Token"} {
+		if _, ok := cfg.FieldByName(name); ok {
+			t.Errorf("kubernetes.Config.%s: the kubeconfig, not the Config, names the server and the credentials", name)
+		}
+	}
+	p := parse(t, "kubernetes")
+	for _, file := range []string{"doc.go", "config.go", "errors.go", "url.go", "kubernetes.go"} {
+		if p.files[file] == nil {
+			t.Errorf("kubernetes: no %s", file)
+		}
+	}
+	for name, file := range map[string]string{"Config": "config.go", "Store": "kubernetes.go", "Open": "kubernetes.go", "Error": "errors.go"} {
+		if got := p.declared(name); !slices.Equal(got, []string{file}) {
+			t.Errorf("kubernetes: %s declared in %v, want %s only", name, got, file)
+		}
+	}
+	for _, gone := range []string{"Wrap", "Scheme", "New", "ParseURL", "StoreName"} {
+		if got := p.declared(gone); len(got) > 0 {
+			t.Errorf("kubernetes: %s is declared (in %v): not part of its face", gone, got)
+		}
+	}
+	for file, af := range p.files {
+		for _, imp := range af.Imports {
+			path, _ := strconv.Unquote(imp.Path.Value)
+			if path == "github.com/leadership-go/leadership" || path == "github.com/kvtools/valkeyrie" {
+				t.Errorf("kubernetes/%s imports %s", file, path)
 			}
 		}
 	}
@@ -376,6 +437,7 @@ func TestTypedErrors(t *testing.T) {
 		"zookeeper.AccessError":                 {&zookeeper.AccessError{Op: "get"}, []string{"ErrPermission"}},
 		"zookeeper.AccessError wrong password":  {&zookeeper.AccessError{Op: "get", WrongPassword: true}, []string{"ErrPermission", "ErrAuth"}},
 		"postgres.RefusedError auth":            {&postgres.RefusedError{Op: "connect", Kind: store.ErrAuth}, []string{"ErrAuth"}},
+		"kubernetes.Error":                      {&kubernetes.Error{Op: "get", Kind: store.ErrPermission}, []string{"ErrPermission"}},
 	} {
 		matches(t, what, c.err, c.kinds)
 	}

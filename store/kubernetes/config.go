@@ -14,14 +14,14 @@ import (
 )
 
 const (
-	// Scheme names this backend in URLs: k8s://NAMESPACE.
-	Scheme = "k8s"
+	// scheme names this backend in URLs: k8s://NAMESPACE.
+	scheme = "k8s"
 
-	// DefaultDialTimeout is Config.DialTimeout's default.
-	DefaultDialTimeout = 5 * time.Second
+	// defaultDialTimeout is Config.DialTimeout's default.
+	defaultDialTimeout = 5 * time.Second
 
-	// DefaultRequestTimeout is Config.RequestTimeout's default.
-	DefaultRequestTimeout = 5 * time.Second
+	// defaultRequestTimeout is Config.RequestTimeout's default.
+	defaultRequestTimeout = 5 * time.Second
 )
 
 // Config says which API server to reach, as whom, and in which namespace
@@ -52,21 +52,21 @@ type Config struct {
 	// DialTimeout bounds Open: loading the configuration, connecting, and
 	// the first request (GET /version, which checks that the server
 	// answers, over TLS, and accepts the credentials). It also bounds each
-	// later connection attempt. Default DefaultDialTimeout.
+	// later connection attempt. Default 5s.
 	DialTimeout time.Duration
 
 	// RequestTimeout bounds every call whose context has no deadline
-	// (watches excepted). Default DefaultRequestTimeout.
+	// (watches excepted). Default 5s.
 	RequestTimeout time.Duration
 }
 
-// ParseURL parses k8s://NAMESPACE?kubeconfig=PATH&context=NAME into a
+// parseURL parses k8s://NAMESPACE?kubeconfig=PATH&context=NAME into a
 // Config. NAMESPACE may be empty (k8s:// or k8s:///: the kubeconfig's
 // namespace); kubeconfig and context are optional; dial_timeout and
 // request_timeout take Go durations ("3s"). Unknown parameters, a path or
 // a user in the URL, and a namespace that is not a DNS label are refused
 // with a *store.ConfigError.
-func ParseURL(raw string) (Config, error) {
+func parseURL(raw string) (Config, error) {
 	var cfg Config
 	u, err := url.Parse(raw)
 	if err != nil {
@@ -74,8 +74,8 @@ func ParseURL(raw string) (Config, error) {
 		// (k8s://user:PASSWORD@%zz): it is shown masked.
 		return cfg, invalid("URL", "cannot be parsed", adapter.MaskURLError(err))
 	}
-	if u.Scheme != Scheme {
-		return cfg, invalid("URL", fmt.Sprintf("scheme %q, want %q (k8s://NAMESPACE)", u.Scheme, Scheme), nil)
+	if u.Scheme != scheme {
+		return cfg, invalid("URL", fmt.Sprintf("scheme %q, want %q (k8s://NAMESPACE)", u.Scheme, scheme), nil)
 	}
 	if u.Opaque != "" {
 		return cfg, invalid("URL", "want k8s://NAMESPACE", nil)
@@ -150,10 +150,10 @@ func (cfg Config) check() error {
 // withDefaults fills in the durations.
 func (cfg Config) withDefaults() Config {
 	if cfg.DialTimeout == 0 {
-		cfg.DialTimeout = DefaultDialTimeout
+		cfg.DialTimeout = defaultDialTimeout
 	}
 	if cfg.RequestTimeout == 0 {
-		cfg.RequestTimeout = DefaultRequestTimeout
+		cfg.RequestTimeout = defaultRequestTimeout
 	}
 	return cfg
 }

@@ -6,12 +6,23 @@
 //
 //	kv, err := kubernetes.Open(ctx, kubernetes.Config{Namespace: "prod"})
 //	if err != nil {
-//		return err // errors.Is(err, kubernetes.ErrAuthentication), ...
+//		return err // errors.Is(err, store.ErrAuth), ... (package leadership/store)
 //	}
 //	defer kv.Close()
 //	candidate := leadership.NewCandidate(kv, "billing/leader", os.Getenv("POD_NAME"), 15*time.Second)
 //
-// The same store from a URL: ParseURL("k8s://prod?kubeconfig=/etc/kube/config&context=ci").
+// The same store from a URL, once the package is imported (which
+// registers k8s:// with store/open):
+//
+//	kv, err := open.Store(ctx, "k8s://prod?kubeconfig=/etc/kube/config&context=ci")
+//
+// The URL's parameters are kubeconfig, context, dial_timeout and
+// request_timeout (Go durations such as "3s"); its host is the namespace
+// (empty: the kubeconfig's), and it has no user, port or path.
+//
+// The package exports Open, Config, Store and one detail error type,
+// Error; its errors are matched with the shared vocabulary of package
+// github.com/leadership-go/leadership/store (see Errors below).
 //
 // # Configuration
 //
@@ -22,7 +33,7 @@
 // *rest.Config instead. The namespace is Config.Namespace, else the
 // context's, else the pod's, else "default". Open then sends GET /version
 // within DialTimeout: the server must answer over TLS and accept the
-// credentials (ErrNotReachable, ErrTLS, ErrAuthentication otherwise). It
+// credentials (store.ErrUnreachable, store.ErrTLS, store.ErrAuth otherwise). It
 // does not check rights on Leases. The client has no client-side rate
 // limit (client-go's default of 5 requests a second is too few for a
 // candidate renewing several elections; the API server's own priority and
@@ -30,7 +41,7 @@
 //
 // # Keys and Lease names
 //
-// LeaseName maps keys to Lease names one to one; KeyOf is its inverse.
+// Keys map to Lease names one to one, and Lease names back to keys.
 // Surrounding slashes are trimmed (as the election engine does). A key
 // whose '/'-separated parts are all DNS labels (a-z, 0-9 and '-', not
 // starting or ending with '-') is its own name with '.' for '/':
@@ -39,8 +50,9 @@
 // (upper case, '_', '.', empty parts, or a first part starting with "x--")
 // is "x--" followed by the key's bytes in base32 (alphabet 0-9a-v, no
 // padding): "App/Leader" is "x--85o70bqcclgm8pbi". Keys in the readable
-// form may have up to 253 characters, others up to MaxEncodedKey (156)
-// bytes; longer or empty keys fail with ErrInvalidKey. Lease names that
+// form may have up to 253 characters, others up to 156 bytes; longer or
+// empty keys fail with an error matching store.ErrInvalidKey (and
+// store.ErrInvalidConfig). Lease names that
 // start with "x--" are reserved for encoded keys.
 //
 // # What a Lease holds
@@ -105,7 +117,7 @@
 // Get is a GET of the Lease, which the API server serves from etcd with a
 // quorum read: linearizable. LastIndex is the resourceVersion, which every
 // API server takes from etcd's revision (a decimal integer; a server
-// giving anything else is refused with ErrUnexpected). AtomicPut with no
+// giving anything else is refused with an *Error of no vocabulary kind). AtomicPut with no
 // previous pair is a create (store.ErrKeyExists when the Lease exists);
 // with one, an update carrying previous.LastIndex as resourceVersion,
 // which the server applies only if the Lease still has it
@@ -131,9 +143,27 @@
 // A Candidate needs get, list, watch, create and update on leases
 // (coordination.k8s.io) in its namespace; a Follower get, list and watch.
 // DeleteElection (AtomicDelete) also needs delete. A refusal is an *Error
-// matching ErrPermissionDenied whose message names the user and the verb
+// matching store.ErrPermission whose message names the user and the verb
 // (the API server's own text); a Candidate without the rights reports it
 // on its error channel and never leads.
+//
+// # Errors
+//
+// Every error of Open and of the Store's calls, other than valkeyrie's
+// key errors (store.ErrKeyNotFound, store.ErrKeyExists,
+// store.ErrKeyModified) and store.ErrCallNotSupported, is a
+// *store.ConfigError or an *Error, and matches with errors.Is one kind of
+// the shared vocabulary of package github.com/leadership-go/leadership/store:
+// ErrInvalidConfig (the Config, the URL or its kubeconfig; a namespace
+// that does not exist), ErrInvalidKey (a key with no Lease name; it also
+// matches ErrInvalidConfig), ErrAuth (HTTP 401), ErrPermission (403),
+// ErrTLS (an unverifiable certificate, or no TLS), ErrUnreachable (no
+// answer in time, a broken connection, 429, 5xx: a write that fails so
+// has an unknown outcome; it is valkeyrie's store.ErrNotReachable) or
+// ErrClosed (a call after Close; it also matches ErrUnreachable). Any
+// other answer of the API server is an *Error of none of them, with the
+// server's message. *Error names the call, the namespace, the Lease and
+// the key, and errors.As reaches the API server's status through it.
 //
 // # Fenced writes
 //

@@ -10,6 +10,8 @@ import (
 	"github.com/leadership-go/leadership"
 	"github.com/leadership-go/leadership/store/internal/storetest/electiontest"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	lstore "github.com/leadership-go/leadership/store"
 )
 
 // The conformance suite, every client as the candidate identity (get,
@@ -37,7 +39,7 @@ func TestLeaseShowsHolder(t *testing.T) {
 		}
 	}()
 	waitTrue(t, el, "node-1 elected")
-	name, _ := LeaseName(key)
+	name, _ := leaseName(key)
 	leases := leasesAs(t, follower)
 	l, err := leases.Get(ctxFor(t, 10*time.Second), name, metav1.GetOptions{})
 	if err != nil {
@@ -77,7 +79,7 @@ func TestLeaseShowsHolder(t *testing.T) {
 
 // RBAC: a candidate needs get, list, watch, create and update on leases;
 // a follower get, list and watch; a client without rights cannot change
-// the record and gets ErrPermissionDenied, naming its user.
+// the record and gets lstore.ErrPermission, naming its user.
 func TestRBAC(t *testing.T) {
 	key := readableKey(t, "rbac")
 	deleteAtCleanup(t, openAs(t, admin), key)
@@ -127,26 +129,26 @@ func TestRBAC(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := fs.AtomicPut(ctx, key, []byte("mine"), pair, nil); !errors.Is(err, ErrPermissionDenied) ||
+	if _, _, err := fs.AtomicPut(ctx, key, []byte("mine"), pair, nil); !errors.Is(err, lstore.ErrPermission) ||
 		!strings.Contains(err.Error(), "leadership-follower") {
-		t.Fatalf("AtomicPut as the follower: %v, want ErrPermissionDenied naming the user", err)
+		t.Fatalf("AtomicPut as the follower: %v, want lstore.ErrPermission naming the user", err)
 	} else {
 		t.Logf("follower's write: %v", err)
 	}
 
 	// No rights: nothing is readable or writable, with typed errors.
 	ns := openAs(t, norights)
-	if _, err := ns.Get(ctx, key, nil); !errors.Is(err, ErrPermissionDenied) {
-		t.Errorf("Get without rights: %v, want ErrPermissionDenied", err)
+	if _, err := ns.Get(ctx, key, nil); !errors.Is(err, lstore.ErrPermission) {
+		t.Errorf("Get without rights: %v, want lstore.ErrPermission", err)
 	}
-	if _, err := ns.Watch(ctx, key, nil); !errors.Is(err, ErrPermissionDenied) {
-		t.Errorf("Watch without rights: %v, want ErrPermissionDenied", err)
+	if _, err := ns.Watch(ctx, key, nil); !errors.Is(err, lstore.ErrPermission) {
+		t.Errorf("Watch without rights: %v, want lstore.ErrPermission", err)
 	}
-	if _, _, err := ns.AtomicPut(ctx, key, []byte("mine"), pair, nil); !errors.Is(err, ErrPermissionDenied) {
-		t.Errorf("AtomicPut without rights: %v, want ErrPermissionDenied", err)
+	if _, _, err := ns.AtomicPut(ctx, key, []byte("mine"), pair, nil); !errors.Is(err, lstore.ErrPermission) {
+		t.Errorf("AtomicPut without rights: %v, want lstore.ErrPermission", err)
 	}
-	if _, _, err := ns.AtomicPut(ctx, key+"-other", []byte("mine"), nil, nil); !errors.Is(err, ErrPermissionDenied) {
-		t.Errorf("create without rights: %v, want ErrPermissionDenied", err)
+	if _, _, err := ns.AtomicPut(ctx, key+"-other", []byte("mine"), nil, nil); !errors.Is(err, lstore.ErrPermission) {
+		t.Errorf("create without rights: %v, want lstore.ErrPermission", err)
 	}
 	var de *Error
 	if _, err := ns.Get(ctx, key, nil); !errors.As(err, &de) || de.Op != "get" || !strings.Contains(err.Error(), "leadership-norights") {
@@ -161,15 +163,15 @@ func TestRBAC(t *testing.T) {
 	intruder := leadership.NewCandidate(ns, key, "intruder", 2*time.Second)
 	iel, ierrs, err := intruder.RunForElection()
 	if err != nil {
-		if !errors.Is(err, ErrPermissionDenied) {
-			t.Errorf("RunForElection without rights: %v, want ErrPermissionDenied", err)
+		if !errors.Is(err, lstore.ErrPermission) {
+			t.Errorf("RunForElection without rights: %v, want lstore.ErrPermission", err)
 		}
 		t.Logf("RunForElection without rights: %v", err)
 	} else {
 		select {
 		case err := <-ierrs:
-			if !errors.Is(err, ErrPermissionDenied) || !errors.Is(err, leadership.ErrStore) {
-				t.Errorf("intruder's error %v, want a store error matching ErrPermissionDenied", err)
+			if !errors.Is(err, lstore.ErrPermission) || !errors.Is(err, leadership.ErrStore) {
+				t.Errorf("intruder's error %v, want a store error matching lstore.ErrPermission", err)
 			}
 		case <-time.After(30 * time.Second):
 			t.Error("the candidate without rights reported no error in 30s")
@@ -191,8 +193,8 @@ func TestRBAC(t *testing.T) {
 	}
 	select {
 	case err := <-ferrs2:
-		if !errors.Is(err, ErrPermissionDenied) {
-			t.Errorf("the follower identity's candidate: %v, want ErrPermissionDenied", err)
+		if !errors.Is(err, lstore.ErrPermission) {
+			t.Errorf("the follower identity's candidate: %v, want lstore.ErrPermission", err)
 		} else {
 			t.Logf("the follower identity's candidate: %v", err)
 		}

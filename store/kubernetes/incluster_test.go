@@ -124,5 +124,5 @@ func inClusterPod(t *testing.T) {
 	if _, err := s.Get(ctx, key, nil); err != nil && !errors.Is(err, store.ErrKeyNotFound) {
 		t.Fatalf("Get: %v", err)
 	}
-	t.Logf("in-cluster: namespace %s", s.Namespace())
+	t.Logf("in-cluster: namespace %s", s.ns)
 }

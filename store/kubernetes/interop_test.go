@@ -133,7 +133,7 @@ func (a *arrivalStore) arrivalOf(index uint64) (arrival, bool) {
 // client-go holder, and no one as soon as that one releases.
 func TestFollowClientGoElector(t *testing.T) {
 	key := readableKey(t, "client-go")
-	name, err := LeaseName(key)
+	name, err := leaseName(key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +248,7 @@ func TestFollowClientGoElector(t *testing.T) {
 // dates it from its previous view of the Lease.
 func TestClientGoRenewalsAsWatchEvents(t *testing.T) {
 	key := readableKey(t, "client-go-events")
-	name, err := LeaseName(key)
+	name, err := leaseName(key)
 	if err != nil {
 		t.Fatal(err)
 	}

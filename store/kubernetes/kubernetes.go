@@ -51,11 +51,12 @@ var _ store.Store = (*Store)(nil)
 // server and checks, with a GET /version, that it answers over TLS and
 // accepts the credentials, within cfg.DialTimeout (or ctx's earlier
 // deadline). It does not check the Leases' rights: a client without them
-// opens, and its calls fail with ErrPermissionDenied.
+// opens, and its calls fail with an *Error matching store.ErrPermission.
 //
-// Errors: a *store.ConfigError (ErrInvalidConfig) for an unusable Config or
-// kubeconfig; an *Error matching ErrNotReachable, ErrTLS or
-// ErrAuthentication when the server cannot be reached, is not trusted, or
+// Errors (the vocabulary of package github.com/leadership-go/leadership/store):
+// a *store.ConfigError (store.ErrInvalidConfig) for an unusable Config or
+// kubeconfig; an *Error matching store.ErrUnreachable, store.ErrTLS or
+// store.ErrAuth when the server cannot be reached, is not trusted, or
 // refuses the credentials. Nothing is left running after an error.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.check(); err != nil {
@@ -113,8 +114,8 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 			return nil, ctx.Err()
 		}
 		kind := kindOf(err)
-		if kind == ErrUnexpected {
-			kind = ErrNotReachable // an answer that is not the API server's
+		if kind == errUnexpected {
+			kind = errNotReachable // an answer that is not the API server's
 		}
 		return nil, &Error{Op: "open", Namespace: ns, Kind: kind, Err: adapter.Redact(fmt.Errorf("%s: %w", redactedHost(rc.Host), err), secrets...)}
 	}
@@ -131,14 +132,11 @@ func redactedHost(host string) string {
 	return host
 }
 
-// Namespace is the namespace of the Store's Leases.
-func (s *Store) Namespace() string { return s.ns }
-
 // call returns the context of one request: ctx, with the Store's
 // RequestTimeout when ctx has no deadline, ended by Close too.
 func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc, error) {
 	if s.ctx.Err() != nil {
-		return nil, nil, ErrClosed
+		return nil, nil, errClosed
 	}
 	var c context.Context
 	var cancel context.CancelFunc
@@ -155,14 +153,14 @@ func (s *Store) call(ctx context.Context) (context.Context, context.CancelFunc, 
 func (s *Store) fail(op, name, key string, err error) error {
 	kind := kindOf(err)
 	if s.ctx.Err() != nil {
-		kind = ErrClosed
+		kind = errClosed
 	}
 	return &Error{Op: op, Namespace: s.ns, Lease: name, Key: key, Kind: kind, Err: err}
 }
 
 // keyError is the *Error of a key that maps to no Lease name.
 func (s *Store) keyError(op, key string, err error) error {
-	return &Error{Op: op, Namespace: s.ns, Key: key, Kind: ErrInvalidKey, Err: err}
+	return &Error{Op: op, Namespace: s.ns, Key: key, Kind: errInvalidKey, Err: err}
 }
 
 // notSupported is the error of a call or option Leases cannot honour.
@@ -174,7 +172,7 @@ func notSupported(what string) error {
 // LastIndex, or store.ErrKeyNotFound. The API server reads it from etcd
 // with a quorum read (linearizable), whatever opts say.
 func (s *Store) Get(ctx context.Context, key string, _ *store.ReadOptions) (*store.KVPair, error) {
-	name, err := LeaseName(key)
+	name, err := leaseName(key)
 	if err != nil {
 		return nil, s.keyError("get", key, err)
 	}
@@ -215,7 +213,7 @@ func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previou
 	if opts != nil && opts.TTL > 0 {
 		return false, nil, notSupported("a write with a TTL (the API server expires no object)")
 	}
-	name, err := LeaseName(key)
+	name, err := leaseName(key)
 	if err != nil {
 		return false, nil, s.keyError("put", key, err)
 	}
@@ -251,14 +249,14 @@ func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previou
 	return true, &store.KVPair{Key: key, Value: value, LastIndex: index}, nil
 }
 
-// create creates key's Lease; a missing namespace is ErrNamespaceNotFound.
+// create creates key's Lease; a missing namespace is errNamespaceNotFound.
 func (s *Store) create(ctx context.Context, key, name string, value []byte) (*coordinationv1.Lease, error) {
 	l, err := s.leases.Create(ctx, leaseFor(s.ns, name, value, "", time.Now()), metav1.CreateOptions{})
 	switch {
 	case err == nil, apierrors.IsAlreadyExists(err):
 		return l, err
 	case apierrors.IsNotFound(err):
-		return nil, &Error{Op: "create", Namespace: s.ns, Lease: name, Key: key, Kind: ErrNamespaceNotFound, Err: err}
+		return nil, &Error{Op: "create", Namespace: s.ns, Lease: name, Key: key, Kind: errNamespaceNotFound, Err: err}
 	}
 	return nil, s.fail("create", name, key, err)
 }
@@ -305,7 +303,7 @@ func (s *Store) AtomicDelete(ctx context.Context, key string, previous *store.KV
 }
 
 func (s *Store) delete(ctx context.Context, key string, rv *string) error {
-	name, err := LeaseName(key)
+	name, err := leaseName(key)
 	if err != nil {
 		return s.keyError("delete", key, err)
 	}
@@ -350,7 +348,7 @@ func (s *Store) List(ctx context.Context, directory string, _ *store.ReadOptions
 	dirExists := false
 	for i := range list.Items {
 		l := &list.Items[i]
-		key, ok := KeyOf(l.Name)
+		key, ok := keyOf(l.Name)
 		if ok && key == dir {
 			dirExists = true
 		}
@@ -401,7 +399,7 @@ func (s *Store) NewLock(context.Context, string, *store.LockOptions) (store.Lock
 
 // Close ends every watch (their channels close), waits for their
 // goroutines, and closes the Store's connections. Later calls fail with
-// ErrClosed. Close always returns nil; a second Close does nothing.
+// an *Error matching store.ErrClosed (and store.ErrUnreachable). Close always returns nil; a second Close does nothing.
 func (s *Store) Close() error {
 	s.once.Do(func() {
 		s.cancel()
@@ -440,7 +438,7 @@ func (cs *conns) dialContext(ctx context.Context, network, address string) (net.
 	defer cs.mu.Unlock()
 	if cs.closed {
 		_ = c.Close()
-		return nil, ErrClosed
+		return nil, errClosed
 	}
 	if cs.open == nil {
 		cs.open = make(map[*trackedConn]struct{})

@@ -17,20 +17,20 @@ import (
 
 // The annotations and label this package writes on its Leases.
 const (
-	// AnnotationValue holds the value written at the key (the election
+	// annotationValue holds the value written at the key (the election
 	// record, JSON) when it is valid UTF-8.
-	AnnotationValue = "leadership-go.github.io/value"
-	// AnnotationValueBase64 holds it, base64 (standard, padded), otherwise.
-	AnnotationValueBase64 = "leadership-go.github.io/value-base64"
-	// AnnotationRenewTime is the spec.renewTime written with the value: a
+	annotationValue = "leadership-go.github.io/value"
+	// annotationValueBase64 holds it, base64 (standard, padded), otherwise.
+	annotationValueBase64 = "leadership-go.github.io/value-base64"
+	// annotationRenewTime is the spec.renewTime written with the value: a
 	// Lease whose renewTime differs was last written by someone else (a
 	// client-go elector), and its spec, not the value, says who holds it.
-	AnnotationRenewTime = "leadership-go.github.io/renew-time"
-	// LabelManagedBy is set to ManagedBy on every Lease this package
+	annotationRenewTime = "leadership-go.github.io/renew-time"
+	// labelManagedBy is set to managedBy on every Lease this package
 	// writes (kubectl get lease -l app.kubernetes.io/managed-by=leadership-go).
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	// ManagedBy is LabelManagedBy's value.
-	ManagedBy = "leadership-go"
+	labelManagedBy = "app.kubernetes.io/managed-by"
+	// managedBy is labelManagedBy's value.
+	managedBy = "leadership-go"
 )
 
 // microLayout is how metav1.MicroTime is written in JSON.
@@ -48,15 +48,15 @@ func leaseFor(namespace, name string, value []byte, resourceVersion string, now 
 			Name:            name,
 			Namespace:       namespace,
 			ResourceVersion: resourceVersion,
-			Labels:          map[string]string{LabelManagedBy: ManagedBy},
-			Annotations:     map[string]string{AnnotationRenewTime: renew.UTC().Format(microLayout)},
+			Labels:          map[string]string{labelManagedBy: managedBy},
+			Annotations:     map[string]string{annotationRenewTime: renew.UTC().Format(microLayout)},
 		},
 		Spec: coordinationv1.LeaseSpec{RenewTime: &renew},
 	}
 	if utf8.Valid(value) {
-		l.Annotations[AnnotationValue] = string(value)
+		l.Annotations[annotationValue] = string(value)
 	} else {
-		l.Annotations[AnnotationValueBase64] = base64.StdEncoding.EncodeToString(value)
+		l.Annotations[annotationValueBase64] = base64.StdEncoding.EncodeToString(value)
 	}
 	rec, ok := electionrecord.Decode(value)
 	if !ok {
@@ -96,7 +96,7 @@ func pairOf(key string, l *coordinationv1.Lease, next bool) (*store.KVPair, erro
 	if err != nil {
 		return nil, err
 	}
-	if ours && renewTimeOf(l) == l.Annotations[AnnotationRenewTime] {
+	if ours && renewTimeOf(l) == l.Annotations[annotationRenewTime] {
 		pair.Value = value
 		return pair, nil
 	}
@@ -107,13 +107,13 @@ func pairOf(key string, l *coordinationv1.Lease, next bool) (*store.KVPair, erro
 // storedValue returns the value in the Lease's annotations, and whether it
 // has one.
 func storedValue(l *coordinationv1.Lease) ([]byte, bool, error) {
-	if v, ok := l.Annotations[AnnotationValue]; ok {
+	if v, ok := l.Annotations[annotationValue]; ok {
 		return []byte(v), true, nil
 	}
-	if v, ok := l.Annotations[AnnotationValueBase64]; ok {
+	if v, ok := l.Annotations[annotationValueBase64]; ok {
 		b, err := base64.StdEncoding.DecodeString(v)
 		if err != nil {
-			return nil, false, fmt.Errorf("lease %s/%s: annotation %s: %w", l.Namespace, l.Name, AnnotationValueBase64, err)
+			return nil, false, fmt.Errorf("lease %s/%s: annotation %s: %w", l.Namespace, l.Name, annotationValueBase64, err)
 		}
 		return b, true, nil
 	}
@@ -121,7 +121,7 @@ func storedValue(l *coordinationv1.Lease) ([]byte, bool, error) {
 }
 
 // renewTimeOf is the Lease's spec.renewTime as this package writes it in
-// AnnotationRenewTime, or "".
+// annotationRenewTime, or "".
 func renewTimeOf(l *coordinationv1.Lease) string {
 	if l.Spec.RenewTime == nil {
 		return ""
@@ -205,7 +205,7 @@ func foreignTTL(seconds int32) int64 { return (int64(seconds)*10000 + 8) / 9 }
 func indexOf(rv string) (uint64, error) {
 	n, err := strconv.ParseUint(rv, 10, 64)
 	if err != nil || n == 0 {
-		return 0, fmt.Errorf("%w: resourceVersion %q is not a positive decimal integer (this package needs the etcd revisions every API server gives)", ErrUnexpected, rv)
+		return 0, fmt.Errorf("%w: resourceVersion %q is not a positive decimal integer (this package needs the etcd revisions every API server gives)", errUnexpected, rv)
 	}
 	return n, nil
 }

@@ -19,7 +19,7 @@ func TestLeaseForRecord(t *testing.T) {
 	value := rec.Stamp()
 	now := time.Date(2026, 11, 27, 10, 0, 5, 0, time.UTC)
 	l := leaseFor("ns", "service.leader", value, "42", now)
-	if l.ResourceVersion != "42" || l.Labels[LabelManagedBy] != ManagedBy {
+	if l.ResourceVersion != "42" || l.Labels[labelManagedBy] != managedBy {
 		t.Fatalf("metadata %+v", l.ObjectMeta)
 	}
 	s := l.Spec
@@ -158,7 +158,7 @@ func TestIndexOf(t *testing.T) {
 		t.Errorf("indexOf(123) = %d, %v", n, err)
 	}
 	for _, rv := range []string{"", "0", "abc", "-1"} {
-		if _, err := indexOf(rv); !errors.Is(err, ErrUnexpected) {
+		if _, err := indexOf(rv); !errors.Is(err, errUnexpected) {
 			t.Errorf("indexOf(%q): %v", rv, err)
 		}
 	}

@@ -7,8 +7,8 @@ import (
 )
 
 // The mapping between election keys and Lease names (see the package
-// documentation, "Keys and Lease names"). It is one to one: LeaseName and
-// KeyOf are inverse on every key LeaseName accepts.
+// documentation, "Keys and Lease names"). It is one to one: leaseName and
+// keyOf are inverse on every key leaseName accepts.
 
 // encodedPrefix starts the name of every key that is not written as it is.
 // A name that starts with it never comes from the readable form, which
@@ -23,11 +23,11 @@ const maxName = 253
 // without padding: its digits are 0-9 and a-v, all valid in a DNS label.
 var nameEncoding = base32.NewEncoding("0123456789abcdefghijklmnopqrstuv").WithPadding(base32.NoPadding)
 
-// MaxEncodedKey is the longest key, in bytes, that LeaseName accepts when
+// maxEncodedKey is the longest key, in bytes, that leaseName accepts when
 // it is not in the readable form (a readable key may have up to 253).
-const MaxEncodedKey = (maxName - len(encodedPrefix)) * 5 / 8
+const maxEncodedKey = (maxName - len(encodedPrefix)) * 5 / 8
 
-// LeaseName returns the name of the Lease that holds key. Surrounding
+// leaseName returns the name of the Lease that holds key. Surrounding
 // slashes are trimmed first (the election engine does the same, so that
 // "a/b", "/a/b" and "a/b/" name one election). A key whose '/'-separated
 // parts are all DNS labels (lower-case letters, digits and '-', starting
@@ -37,37 +37,37 @@ const MaxEncodedKey = (maxName - len(encodedPrefix)) * 5 / 8
 // key's bytes in lower-case base32 (alphabet 0-9a-v, no padding):
 // "App/Leader" is "x--85o70bqcclgm8pbi". An empty key, or a key whose name
 // would be longer than 253 characters, is refused with an error matching
-// ErrInvalidKey.
-func LeaseName(key string) (string, error) {
+// errInvalidKey.
+func leaseName(key string) (string, error) {
 	k := strings.Trim(key, "/")
 	if k == "" {
-		return "", fmt.Errorf("%w: %q: empty", ErrInvalidKey, key)
+		return "", fmt.Errorf("%w: %q: empty", errInvalidKey, key)
 	}
 	if readable(k) {
 		if len(k) > maxName {
-			return "", fmt.Errorf("%w: %q: longer than %d characters", ErrInvalidKey, key, maxName)
+			return "", fmt.Errorf("%w: %q: longer than %d characters", errInvalidKey, key, maxName)
 		}
 		return strings.ReplaceAll(k, "/", "."), nil
 	}
-	if len(k) > MaxEncodedKey {
+	if len(k) > maxEncodedKey {
 		return "", fmt.Errorf("%w: %q: %d bytes, more than the %d a key outside the readable form may have (its Lease name would exceed %d characters)",
-			ErrInvalidKey, key, len(k), MaxEncodedKey, maxName)
+			errInvalidKey, key, len(k), maxEncodedKey, maxName)
 	}
 	return encodedPrefix + nameEncoding.EncodeToString([]byte(k)), nil
 }
 
-// KeyOf returns the key whose Lease is name: the inverse of LeaseName. It
-// reports false for a name LeaseName never gives (one that starts with
+// keyOf returns the key whose Lease is name: the inverse of leaseName. It
+// reports false for a name leaseName never gives (one that starts with
 // "x--" and is not base32 of a key in the encoded form, or that is not a
 // DNS-1123 subdomain).
-func KeyOf(name string) (string, bool) {
+func keyOf(name string) (string, bool) {
 	if rest, ok := strings.CutPrefix(name, encodedPrefix); ok {
 		b, err := nameEncoding.DecodeString(rest)
 		if err != nil {
 			return "", false
 		}
 		k := string(b)
-		if n, err := LeaseName(k); err != nil || n != name || k != strings.Trim(k, "/") {
+		if n, err := leaseName(k); err != nil || n != name || k != strings.Trim(k, "/") {
 			return "", false
 		}
 		return k, true

@@ -103,7 +103,7 @@ func TestOpenErrorMasksServerPassword(t *testing.T) {
 }
 
 // MalformedURLsWithPasswords are k8s:// URLs that carry a password and
-// that url.Parse refuses (its error quotes the URL) or that ParseURL
+// that url.Parse refuses (its error quotes the URL) or that parseURL
 // refuses.
 var malformedURLsWithPasswords = []string{
 	"k8s://user:" + secret + "@%zz/ns",
@@ -120,16 +120,16 @@ var malformedURLsWithPasswords = []string{
 }
 
 // TestParseURLErrorMasksPassword checks that a malformed k8s:// URL's
-// password is not in ParseURL's error (url.Parse's quotes the URL).
+// password is not in parseURL's error (url.Parse's quotes the URL).
 func TestParseURLErrorMasksPassword(t *testing.T) {
 	for _, raw := range malformedURLsWithPasswords {
-		_, err := ParseURL(raw)
+		_, err := parseURL(raw)
 		if err == nil {
-			t.Errorf("ParseURL accepted a malformed URL")
+			t.Errorf("parseURL accepted a malformed URL")
 			continue
 		}
-		noSecret(t, "ParseURL's error", err.Error())
-		noSecret(t, "ParseURL's error %+v", fmt.Sprintf("%+v", err))
+		noSecret(t, "parseURL's error", err.Error())
+		noSecret(t, "parseURL's error %+v", fmt.Sprintf("%+v", err))
 		t.Log(err)
 	}
 }

@@ -15,6 +15,8 @@ import (
 
 	"github.com/leadership-go/leadership"
 	"github.com/leadership-go/leadership/store/internal/storetest"
+
+	lstore "github.com/leadership-go/leadership/store"
 )
 
 // valkeyrie's testsuite, the parts a Lease can honour (no TTLs, no locks,
@@ -107,7 +109,7 @@ func next(t *testing.T, ch <-chan *store.KVPair) *store.KVPair {
 	return nil
 }
 
-// Close ends every watch, and later calls fail with ErrClosed.
+// Close ends every watch, and later calls fail with lstore.ErrClosed.
 func TestCloseEndsWatches(t *testing.T) {
 	s := openAs(t, admin)
 	key := uniqueKey(t)
@@ -125,8 +127,8 @@ func TestCloseEndsWatches(t *testing.T) {
 		t.Fatal("the watch did not close at Close")
 	}
 	_, err = s.Get(context.Background(), key, nil)
-	if !errors.Is(err, ErrClosed) || !errors.Is(err, store.ErrNotReachable) {
-		t.Fatalf("Get after Close: %v, want ErrClosed", err)
+	if !errors.Is(err, lstore.ErrClosed) || !errors.Is(err, store.ErrNotReachable) {
+		t.Fatalf("Get after Close: %v, want lstore.ErrClosed", err)
 	}
 	if err := s.Close(); err != nil {
 		t.Fatalf("second Close: %v", err)
@@ -164,12 +166,12 @@ func TestNoFencedWrites(t *testing.T) {
 func TestOpenErrors(t *testing.T) {
 	dir := t.TempDir()
 	ctx := ctxFor(t, 60*time.Second)
-	if _, err := Open(ctx, Config{Kubeconfig: filepath.Join(dir, "missing")}); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("missing kubeconfig: %v, want ErrInvalidConfig", err)
+	if _, err := Open(ctx, Config{Kubeconfig: filepath.Join(dir, "missing")}); !errors.Is(err, lstore.ErrInvalidConfig) {
+		t.Errorf("missing kubeconfig: %v, want lstore.ErrInvalidConfig", err)
 	}
 	kc := kubeconfigOf(t, candidate)
-	if _, err := Open(ctx, Config{Kubeconfig: kc, Context: "no-such-context"}); !errors.Is(err, ErrInvalidConfig) {
-		t.Errorf("unknown context: %v, want ErrInvalidConfig", err)
+	if _, err := Open(ctx, Config{Kubeconfig: kc, Context: "no-such-context"}); !errors.Is(err, lstore.ErrInvalidConfig) {
+		t.Errorf("unknown context: %v, want lstore.ErrInvalidConfig", err)
 	}
 	raw, err := os.ReadFile(kc)
 	if err != nil {
@@ -189,8 +191,8 @@ func TestOpenErrors(t *testing.T) {
 	// A wrong token: 401.
 	token := restOf(t, candidate).BearerToken
 	bad := write("bad-token", "token: "+token, "token: 0123456789abcdef0123456789abcdef")
-	if _, err := Open(ctx, Config{Kubeconfig: bad}); !errors.Is(err, ErrAuthentication) {
-		t.Errorf("wrong token: %v, want ErrAuthentication", err)
+	if _, err := Open(ctx, Config{Kubeconfig: bad}); !errors.Is(err, lstore.ErrAuth) {
+		t.Errorf("wrong token: %v, want lstore.ErrAuth", err)
 	} else {
 		t.Logf("wrong token: %v", err)
 	}
@@ -202,22 +204,22 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	untrusted := write("untrusted", "certificate-authority: "+ca, "certificate-authority: "+otherPEM)
-	if _, err := Open(ctx, Config{Kubeconfig: untrusted}); !errors.Is(err, ErrTLS) {
-		t.Errorf("untrusted server: %v, want ErrTLS", err)
+	if _, err := Open(ctx, Config{Kubeconfig: untrusted}); !errors.Is(err, lstore.ErrTLS) {
+		t.Errorf("untrusted server: %v, want lstore.ErrTLS", err)
 	} else {
 		t.Logf("untrusted server: %v", err)
 	}
 	// No server: refused at once; one that never answers: the dial timeout.
 	refused := write("refused", "server: https://"+serverAddr(t), "server: https://"+storetest.RefusedAddr(t))
-	if _, err := Open(ctx, Config{Kubeconfig: refused}); !errors.Is(err, ErrNotReachable) || !errors.Is(err, store.ErrNotReachable) {
-		t.Errorf("refused: %v, want ErrNotReachable", err)
+	if _, err := Open(ctx, Config{Kubeconfig: refused}); !errors.Is(err, lstore.ErrUnreachable) || !errors.Is(err, store.ErrNotReachable) {
+		t.Errorf("refused: %v, want lstore.ErrUnreachable", err)
 	} else {
 		t.Logf("refused: %v", err)
 	}
 	hung := write("hung", "server: https://"+serverAddr(t), "server: https://"+storetest.HungAddr(t))
 	start := time.Now()
-	if _, err := Open(ctx, Config{Kubeconfig: hung, DialTimeout: 500 * time.Millisecond}); !errors.Is(err, ErrNotReachable) {
-		t.Errorf("hung: %v, want ErrNotReachable", err)
+	if _, err := Open(ctx, Config{Kubeconfig: hung, DialTimeout: 500 * time.Millisecond}); !errors.Is(err, lstore.ErrUnreachable) {
+		t.Errorf("hung: %v, want lstore.ErrUnreachable", err)
 	} else {
 		t.Logf("hung: %v after %v", err, time.Since(start).Round(time.Millisecond))
 	}
@@ -228,7 +230,7 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if _, _, err := s.AtomicPut(ctx, "k", []byte("v"), nil, nil); !errors.Is(err, ErrNamespaceNotFound) && !errors.Is(err, ErrPermissionDenied) {
+	if _, _, err := s.AtomicPut(ctx, "k", []byte("v"), nil, nil); !errors.Is(err, lstore.ErrInvalidConfig) && !errors.Is(err, lstore.ErrPermission) {
 		t.Errorf("create in a missing namespace: %v", err)
 	} else {
 		t.Logf("missing namespace: %v", err)
@@ -237,7 +239,7 @@ func TestOpenErrors(t *testing.T) {
 
 // The URL form opens the same store.
 func TestOpenURL(t *testing.T) {
-	cfg, err := ParseURL("k8s://" + namespace(t) + "?kubeconfig=" + kubeconfigOf(t, follower))
+	cfg, err := parseURL("k8s://" + namespace(t) + "?kubeconfig=" + kubeconfigOf(t, follower))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,8 +248,8 @@ func TestOpenURL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if s.Namespace() != namespace(t) {
-		t.Fatalf("namespace %q", s.Namespace())
+	if s.ns != namespace(t) {
+		t.Fatalf("namespace %q", s.ns)
 	}
 	if _, err := s.Get(ctxFor(t, 10*time.Second), uniqueKey(t), nil); !errors.Is(err, store.ErrKeyNotFound) {
 		t.Fatalf("Get of a missing key: %v", err)

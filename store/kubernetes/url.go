@@ -11,9 +11,9 @@ import (
 )
 
 // Importing the package registers k8s:// with store/open: open.Store and
-// open.FromEnv then open k8s://NAMESPACE URLs (ParseURL: kubeconfig=,
+// open.FromEnv then open k8s://NAMESPACE URLs (parameters kubeconfig=,
 // context=, dial_timeout= and request_timeout=) like any other backend's.
-func init() { open.Register([]string{Scheme}, openURL) }
+func init() { open.Register([]string{scheme}, openURL) }
 
 // openURL opens the store a k8s:// URL names. A *store.ConfigError (package
 // github.com/leadership-go/leadership/store), from the URL or from the
@@ -22,7 +22,7 @@ func init() { open.Register([]string{Scheme}, openURL) }
 // open.ErrInvalidURL, as store/open's own URL errors do: a program (the
 // command) tells a mistake in the URL by it.
 func openURL(ctx context.Context, rawURL string) (store.Store, error) {
-	cfg, err := ParseURL(rawURL)
+	cfg, err := parseURL(rawURL)
 	var s *Store
 	if err == nil {
 		s, err = Open(ctx, cfg)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	lstore "github.com/leadership-go/leadership/store"
 )
 
 func TestParseURL(t *testing.T) {
@@ -14,9 +16,9 @@ func TestParseURL(t *testing.T) {
 		"k8s://team-a?kubeconfig=/etc/kube/config&context=ci": {Namespace: "team-a", Kubeconfig: "/etc/kube/config", Context: "ci"},
 		"k8s://x?dial_timeout=2s&request_timeout=3s":          {Namespace: "x", DialTimeout: 2 * time.Second, RequestTimeout: 3 * time.Second},
 	} {
-		got, err := ParseURL(raw)
+		got, err := parseURL(raw)
 		if err != nil || got != want {
-			t.Errorf("ParseURL(%q) = %+v, %v; want %+v", raw, got, err, want)
+			t.Errorf("parseURL(%q) = %+v, %v; want %+v", raw, got, err, want)
 		}
 	}
 	for _, raw := range []string{
@@ -24,8 +26,8 @@ func TestParseURL(t *testing.T) {
 		"k8s://prod?foo=1", "k8s://prod?context=a&context=b", "k8s://prod?dial_timeout=x",
 		"k8s://prod?request_timeout=-1s", "k8s:prod", "k8s://a_b",
 	} {
-		if _, err := ParseURL(raw); !errors.Is(err, ErrInvalidConfig) {
-			t.Errorf("ParseURL(%q): %v, want ErrInvalidConfig", raw, err)
+		if _, err := parseURL(raw); !errors.Is(err, lstore.ErrInvalidConfig) {
+			t.Errorf("parseURL(%q): %v, want lstore.ErrInvalidConfig", raw, err)
 		}
 	}
 }

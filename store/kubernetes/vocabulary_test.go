@@ -12,21 +12,21 @@ func TestErrorsMatchTheVocabulary(t *testing.T) {
 	for _, tc := range []struct {
 		err, kind error
 	}{
-		{ErrInvalidConfig, lstore.ErrInvalidConfig},
-		{ErrInvalidKey, lstore.ErrInvalidConfig},
-		{ErrInvalidKey, lstore.ErrInvalidKey},
+		{errInvalidConfig, lstore.ErrInvalidConfig},
+		{errInvalidKey, lstore.ErrInvalidConfig},
+		{errInvalidKey, lstore.ErrInvalidKey},
 		{invalid("Namespace", "empty", nil), lstore.ErrInvalidConfig},
-		{invalid("Namespace", "empty", nil), ErrInvalidConfig},
-		{ErrNamespaceNotFound, lstore.ErrInvalidConfig},
-		{ErrAuthentication, lstore.ErrAuth},
-		{ErrPermissionDenied, lstore.ErrPermission},
-		{ErrTLS, lstore.ErrTLS},
-		{ErrNotReachable, lstore.ErrUnreachable},
-		{ErrClosed, lstore.ErrClosed},
-		{ErrClosed, lstore.ErrUnreachable},
-		{&Error{Kind: ErrPermissionDenied}, lstore.ErrPermission},
-		{&Error{Kind: ErrNotReachable}, lstore.ErrUnreachable},
-		{&Error{Kind: ErrClosed}, lstore.ErrClosed},
+		{invalid("Namespace", "empty", nil), errInvalidConfig},
+		{errNamespaceNotFound, lstore.ErrInvalidConfig},
+		{errAuthentication, lstore.ErrAuth},
+		{errPermissionDenied, lstore.ErrPermission},
+		{errTLS, lstore.ErrTLS},
+		{errNotReachable, lstore.ErrUnreachable},
+		{errClosed, lstore.ErrClosed},
+		{errClosed, lstore.ErrUnreachable},
+		{&Error{Kind: errPermissionDenied}, lstore.ErrPermission},
+		{&Error{Kind: errNotReachable}, lstore.ErrUnreachable},
+		{&Error{Kind: errClosed}, lstore.ErrClosed},
 	} {
 		if !errors.Is(tc.err, tc.kind) {
 			t.Errorf("%v does not match %v", tc.err, tc.kind)

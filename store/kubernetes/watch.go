@@ -15,7 +15,7 @@ import (
 
 // Watch delivers key's pairs on the returned channel until ctx ends or
 // the Store is closed (the channel then closes). It lists the Lease by
-// name first (an error there, such as ErrPermissionDenied, is returned at
+// name first (an error there, such as one matching store.ErrPermission, is returned at
 // once), sends its current pair (an empty pair if it does not exist), then
 // watches it from that
 // list's resourceVersion: every change is sent, a deletion as a pair with
@@ -32,12 +32,12 @@ import (
 // Sends wait for the reader, or for ctx to end: a reader that walks away
 // must cancel ctx.
 func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-chan *store.KVPair, error) {
-	name, err := LeaseName(key)
+	name, err := leaseName(key)
 	if err != nil {
 		return nil, s.keyError("watch", key, err)
 	}
 	if s.ctx.Err() != nil {
-		return nil, s.fail("watch", name, key, ErrClosed)
+		return nil, s.fail("watch", name, key, errClosed)
 	}
 	w := &watcher{s: s, key: key, name: name, out: make(chan *store.KVPair)}
 	w.ctx, w.cancel = context.WithCancel(ctx)
