@@ -6,7 +6,6 @@ require (
 	github.com/kvtools/valkeyrie v1.0.0
 	github.com/leadership-go/leadership v0.1.0
 	github.com/leadership-go/leadership/store/all v0.1.0
-	github.com/leadership-go/leadership/store/kubernetes v0.1.0
 	github.com/redis/go-redis/v9 v9.21.0
 	go.etcd.io/etcd/client/v3 v3.6.4
 	go.uber.org/goleak v1.3.0
@@ -88,6 +87,7 @@ require (
 	github.com/kvtools/redis v1.2.1 // indirect
 	github.com/leadership-go/leadership/store/consul v0.1.0 // indirect
 	github.com/leadership-go/leadership/store/etcd v0.1.0 // indirect
+	github.com/leadership-go/leadership/store/kubernetes v0.1.0 // indirect
 	github.com/leadership-go/leadership/store/postgres v0.1.0 // indirect
 	github.com/leadership-go/leadership/store/redis v0.1.0 // indirect
 	github.com/leadership-go/leadership/store/zookeeper v0.1.0 // indirect
