@@ -28,9 +28,17 @@ import (
 //     new LastIndex), or false with an error wrapping store.ErrKeyExists or
 //     store.ErrKeyModified (or store.ErrKeyNotFound) when the comparison
 //     fails. Any other error leaves the outcome unknown: the write may still
-//     land later, and the engine is built for that.
+//     land later, and the engine is built for that. The engine's previous
+//     pair always carries the record's Value: a store that can should
+//     compare it too (every adapter of this module's store/ tree but
+//     Consul's and ZooKeeper's does), so that after it lost its data and
+//     handed the index out again to another writer's record, a
+//     compare-and-swap from before, perhaps applied late, is refused. One
+//     that compares the index only may let it replace that record
+//     (docs/semantics.md, section 7).
 //   - AtomicDelete deletes the key only if it still holds
-//     previous.LastIndex (only DeleteElection calls it).
+//     previous.LastIndex, and previous.Value where the store can compare
+//     it (only DeleteElection calls it).
 //   - Watch delivers the key's new pairs on a channel until ctx ends. The
 //     engine treats events as hints: they may be late, repeated, reordered,
 //     dropped or missing (a channel that never sends is fine); every

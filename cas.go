@@ -25,7 +25,10 @@ type casResult struct {
 // landed, with no error; a write whose fate the store did not tell is an
 // error. When the store applied the write but did not answer with exactly
 // what was written (some stores answer with a later read), readBack reads
-// the key and the write is recognised by its token.
+// the key and the write is recognised by its token. prev is a pair as the
+// store gave it, with the record's value: a store that compares the value
+// as well as the index (Backend) refuses the write over a record another
+// wrote at an index it handed out again after losing its data.
 func casRecord(ctx context.Context, client Backend, key string, next *record, prev *store.KVPair, readBack func() (snapshot, error)) (casResult, error) {
 	value := next.Stamp()
 	ok, pair, err := casKey(ctx, client, key, value, prev)

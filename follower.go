@@ -65,7 +65,9 @@ func NewFollower(client Backend, key string, opts ...Option) *Follower {
 // then every change; it keeps the latest 1024 changes if no one reads. The
 // error channel reports store errors, after which the follower keeps
 // trying. Both close when the follower stops: after Stop, or after the
-// election is ended (ErrElectionEnded is then the last error).
+// election is ended (ErrElectionEnded is then the last error). A follower
+// that stops names no one from then on: its last leader is "" (it no
+// longer sees the holder's renewals, so it cannot vouch for its lease).
 func (f *Follower) FollowElection() (<-chan string, <-chan error, error) {
 	if f.err != nil {
 		return nil, nil, f.err
@@ -83,8 +85,9 @@ func (f *Follower) FollowElection() (<-chan string, <-chan error, error) {
 	return f.leaders.out, f.errs.out, nil
 }
 
-// Leader returns the current leader's name, "" when there is none: the
-// Leader of Current, as docker/leadership's Follower.Leader.
+// Leader returns the current leader's name, "" when there is none or once
+// the follower has stopped (or is stopping): the Leader of Current, as
+// docker/leadership's Follower.Leader.
 func (f *Follower) Leader() string { return f.view.Load().Leader }
 
 // Current returns the follower's latest Status: the leader, its term and

@@ -167,3 +167,30 @@ func TestFollowerUnreachableStore(t *testing.T) {
 	}
 	cand.Stop()
 }
+
+// A follower that stops no longer sees its holder's renewals: it names no
+// one from the moment its Stop is under way, so that what it shows never
+// outlives the holder's lease (simulator seed 5303085 saw a stopping
+// follower name a holder 78ms past its lease). The leader channel's last
+// value is "".
+func TestFollowerNamesNoOneOnceStopped(t *testing.T) {
+	c := newCluster(t)
+	rs := c.campaign("stopnames", time.Minute, 1)
+	l := leaderOf(t, rs)
+	f := c.follow("stopnames")
+	recvUntil(t, f.leaders, "the leader", func(s string) bool { return s == l.name })
+	f.Stop()
+	if got := f.Leader(); got != "" {
+		t.Fatalf("Leader() after Stop = %q, want \"\"", got)
+	}
+	var last string
+	for v := range f.leaders {
+		last = v
+	}
+	if last != "" {
+		t.Fatalf("the leader channel's last value %q, want \"\"", last)
+	}
+	if cur := f.Current(); cur.Leader != "" || cur.Token == 0 {
+		t.Fatalf("Current() after Stop = %+v, want no leader in the last term seen", cur)
+	}
+}

@@ -15,6 +15,7 @@ type following struct {
 	checked   bool // a read showed the current holder still unrenewed
 	lateWrite bool // one write of the expired term was seen since it expired
 	published bool
+	stopped   bool   // the loop ended: the follower names no one
 	last      Status // the last one published
 }
 
@@ -47,6 +48,10 @@ func (e *following) begin() error {
 // run follows until the context ends or the election ends.
 func (e *following) run() error {
 	err := e.runLoop(e, nil)
+	// Stopped, it no longer follows the holder's renewals or its lease:
+	// it names no one from now on, while the watch closes and after.
+	e.stopped = true
+	e.publish()
 	e.watch.close(e.cfg.requestTimeout)
 	e.out.ended(err)
 	return err
@@ -122,7 +127,7 @@ func (e *following) observe(s snapshot, fromWatch bool) {
 // publish reports the leader if it changed (the first call always does).
 func (e *following) publish() {
 	leader := e.leader()
-	if e.expired || e.ended() {
+	if e.expired || e.ended() || e.stopped {
 		leader = ""
 	}
 	o := Status{Role: RoleFollower, Leader: leader, Token: e.cur.rec.Term, At: e.clk.Now()}

@@ -77,6 +77,34 @@ func (f *fixed) FencedPut(ctx context.Context, key string, value []byte, guardKe
 	return nil
 }
 
+// AtomicPut replaces key if its ModRevision is still previous.LastIndex
+// and, when previous.Value is not nil and f.client is set, its value is
+// still previous.Value, in one etcd transaction: a key written anew at a
+// revision handed out again (a cluster that lost its data) is not taken
+// for the one previous was read from, and a compare-and-swap sent before
+// the loss cannot replace it. It returns store.ErrKeyModified on a
+// mismatch or a missing key, as kvtools does, and the pair written with
+// the transaction's revision. Creating (previous nil), a TTL, a nil
+// Value or no client are kvtools' (the revision only).
+func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
+	if previous == nil || previous.Value == nil || f.client == nil || opts != nil && opts.TTL > 0 {
+		return f.Classified.AtomicPut(ctx, key, value, previous, opts)
+	}
+	k := strings.TrimPrefix(key, "/")
+	resp, err := f.client.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(k), "=", int64(previous.LastIndex)),
+			clientv3.Compare(clientv3.Value(k), "=", string(previous.Value))).
+		Then(clientv3.OpPut(k, string(value))).
+		Commit()
+	switch {
+	case err != nil:
+		return false, nil, classify(err)
+	case !resp.Succeeded:
+		return false, nil, store.ErrKeyModified
+	}
+	return true, &store.KVPair{Key: k, Value: value, LastIndex: uint64(resp.Header.Revision)}, nil
+}
+
 // AtomicDelete deletes key if its ModRevision is still previous.LastIndex
 // and, when previous.Value is not nil and f.client is set, its value is
 // still previous.Value, in one etcd transaction: a key written anew at a

@@ -271,3 +271,38 @@ func TestLoseData(t *testing.T) {
 	require.NoError(t, err)
 	assert.LessOrEqual(t, again.LastIndex, old.LastIndex)
 }
+
+// After LoseData hands an index out again, a compare-and-swap with a pair
+// read before the loss (its value another's) is refused, though the index
+// matches; the same pair without a Value compares the index only.
+func TestAtomicPutComparesValueAtReusedIndex(t *testing.T) {
+	ctx := context.Background()
+	name := freshName(t)
+	s := openStore(t, name)
+
+	require.NoError(t, s.Put(ctx, "a", []byte("before"), nil))
+	old, err := s.Get(ctx, "a", nil)
+	require.NoError(t, err)
+
+	loseData(name)
+	for {
+		require.NoError(t, s.Put(ctx, "a", []byte("after"), nil))
+		now, err := s.Get(ctx, "a", nil)
+		require.NoError(t, err)
+		if now.LastIndex >= old.LastIndex {
+			require.Equal(t, old.LastIndex, now.LastIndex, "setup: the index is handed out again")
+			break
+		}
+	}
+
+	ok, _, err := s.AtomicPut(ctx, "a", []byte("late"), old, nil)
+	require.ErrorIs(t, err, store.ErrKeyModified)
+	assert.False(t, ok, "a compare-and-swap over another value at a reused index")
+	got, err := s.Get(ctx, "a", nil)
+	require.NoError(t, err)
+	assert.Equal(t, "after", string(got.Value))
+
+	ok, _, err = s.AtomicPut(ctx, "a", []byte("index only"), &store.KVPair{Key: "a", LastIndex: old.LastIndex}, nil)
+	require.NoError(t, err)
+	assert.True(t, ok, "a pair without a Value compares the index only")
+}

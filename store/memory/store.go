@@ -244,7 +244,10 @@ func (s *Store) DeleteTree(ctx context.Context, directory string) error {
 // AtomicPut writes key if previous matches its current state: previous ==
 // nil requires the key to be absent (else store.ErrKeyExists), otherwise
 // the key must exist (else store.ErrKeyNotFound) with LastIndex equal to
-// previous.LastIndex (else store.ErrKeyModified). opts apply as for Put.
+// previous.LastIndex and, when previous.Value is not nil, its value equal
+// to previous.Value (else store.ErrKeyModified), so that a key written
+// anew at an index handed out again after LoseData is not taken for the
+// one previous was read from. opts apply as for Put.
 func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
 	k, err := s.enterKey(ctx, key)
 	if err != nil {
@@ -259,7 +262,7 @@ func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previou
 		return false, nil, store.ErrKeyExists
 	case previous != nil && e == nil:
 		return false, nil, store.ErrKeyNotFound
-	case previous != nil && previous.LastIndex != e.index:
+	case previous != nil && (previous.LastIndex != e.index || previous.Value != nil && !bytes.Equal(previous.Value, e.value)):
 		return false, nil, store.ErrKeyModified
 	}
 

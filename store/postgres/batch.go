@@ -56,10 +56,11 @@ func newBatcher(s *Store, distinct bool, run func(ctx context.Context, conn *pgx
 // new row.
 type batchCall struct {
 	batch.Call[batchResult]
-	value []byte
-	prev  int64  // index the row must have
-	ttl   *int64 // milliseconds, nil for none
-	owner *string
+	value     []byte
+	prev      int64  // index the row must have
+	prevValue []byte // value the row must have, nil for any
+	ttl       *int64 // milliseconds, nil for none
+	owner     *string
 }
 
 // newCall returns the call on key of ctx, with value for a write.
@@ -241,11 +242,12 @@ func newCASBatcher(s *Store) *batcher {
 		keys, values, ttls, owners := writeArrays(calls)
 
 		prevs := make([]int64, len(calls))
+		prevValues := make([][]byte, len(calls)) // nil: NULL, any value
 		for i, c := range calls {
-			prevs[i] = c.prev
+			prevs[i], prevValues[i] = c.prev, c.prevValue
 		}
 
-		return written(conn.Query(ctx, s.q.casMany, keys, values, prevs, ttls, owners))
+		return written(conn.Query(ctx, s.q.casMany, keys, values, prevs, ttls, owners, prevValues))
 	})
 }
 

@@ -253,8 +253,12 @@ func (s *Store) DeleteTree(ctx context.Context, directory string) error {
 // AtomicPut writes key if previous matches its current state: previous ==
 // nil requires the key to be absent (else store.ErrKeyExists), otherwise
 // the key must exist (else store.ErrKeyNotFound) with LastIndex equal to
-// previous.LastIndex (else store.ErrKeyModified). opts apply as for Put.
-// On success it returns the new pair, with its new index.
+// previous.LastIndex and, when previous.Value is not nil, its value equal
+// to previous.Value, in one statement (else store.ErrKeyModified): a row
+// written anew at an index handed out again (a database restored from an
+// older backup, whose sequence went back) is not taken for the one
+// previous was read from. opts apply as for Put. On success it returns
+// the new pair, with its new index.
 func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
 	k, c, done, err := s.beginKey(ctx, key)
 	if err != nil {
@@ -278,7 +282,7 @@ func (s *Store) AtomicPut(ctx context.Context, key string, value []byte, previou
 			return false, nil, s.casFailure(ctx, c, k)
 		}
 
-		err = s.cas(c, k, value, prev, ttl, keep, &idx)
+		err = s.cas(c, k, value, prev, previous.Value, ttl, keep, &idx)
 		if errors.Is(err, pgx.ErrNoRows) {
 			return false, nil, s.casFailure(ctx, c, k)
 		}
@@ -333,15 +337,21 @@ func (s *Store) AtomicDelete(ctx context.Context, key string, previous *store.KV
 	return true, nil
 }
 
-// cas writes value at k if its live row has index prev, and stores the new
-// index in *idx; it returns pgx.ErrNoRows when there is no such row.
-func (s *Store) cas(ctx context.Context, k string, value []byte, prev int64, ttl time.Duration, keep bool, idx *int64) error {
+// cas writes value at k if its live row has index prev and, unless
+// prevValue is nil, the value prevValue, and stores the new index in *idx;
+// it returns pgx.ErrNoRows when there is no such row.
+func (s *Store) cas(ctx context.Context, k string, value []byte, prev int64, prevValue []byte, ttl time.Duration, keep bool, idx *int64) error {
 	if !batchable(k) {
-		return s.queryRow(ctx, s.q.cas, []any{k, value, prev, ttlMillis(ttl), s.ownerArg(keep)}, idx)
+		var pv any // NULL: any value
+		if prevValue != nil {
+			pv = prevValue
+		}
+
+		return s.queryRow(ctx, s.q.cas, []any{k, value, prev, ttlMillis(ttl), s.ownerArg(keep), pv}, idx)
 	}
 
 	c := s.writeCall(ctx, k, value, ttl, keep)
-	c.prev = prev
+	c.prev, c.prevValue = prev, prevValue
 
 	return s.writeBatched(s.cases, c, idx)
 }

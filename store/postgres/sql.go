@@ -47,14 +47,15 @@ func newQueries(n names) queries {
 		create: upsert + " WHERE t.expires_at IS NOT NULL AND t.expires_at <= now() RETURNING t.idx",
 		cas: fmt.Sprintf(`UPDATE %s t SET value = $2, idx = %s, ttl_ms = $4::bigint,
 	expires_at = now() + $4::bigint * interval '1 millisecond', owner = $5::text, lock_id = NULL
-WHERE t.key = $1 AND t.idx = $3 AND %s RETURNING t.idx`, tbl, next, live),
+WHERE t.key = $1 AND t.idx = $3 AND ($6::bytea IS NULL OR t.value = $6::bytea) AND %s RETURNING t.idx`, tbl, next, live),
 
 		// casMany is cas over arrays: $1 keys (distinct), $2 values, $3
-		// previous indexes, $4 TTLs (ms, NULL for none), $5 owners.
+		// previous indexes, $4 TTLs (ms, NULL for none), $5 owners, $6
+		// previous values (NULL: any value; cas's $6 likewise).
 		casMany: fmt.Sprintf(`UPDATE %s t SET value = v.value, idx = %s, ttl_ms = v.ttl,
 	expires_at = now() + v.ttl * interval '1 millisecond', owner = v.owner, lock_id = NULL
-FROM unnest($1::text[], $2::bytea[], $3::bigint[], $4::bigint[], $5::text[]) AS v(key, value, prev, ttl, owner)
-WHERE t.key = v.key AND t.idx = v.prev AND %s RETURNING t.key, t.idx`, tbl, next, live),
+FROM unnest($1::text[], $2::bytea[], $3::bigint[], $4::bigint[], $5::text[], $6::bytea[]) AS v(key, value, prev, ttl, owner, prevval)
+WHERE t.key = v.key AND t.idx = v.prev AND (v.prevval IS NULL OR t.value = v.prevval) AND %s RETURNING t.key, t.idx`, tbl, next, live),
 		// createMany is create over arrays: $1 keys (distinct), $2 values,
 		// $3 TTLs, $4 owners.
 		createMany: insert + fmt.Sprintf(`SELECT v.key, v.value, %s, v.ttl, now() + v.ttl * interval '1 millisecond', v.owner, NULL

@@ -26,7 +26,7 @@ const warmConns = 2
 func (s *Store) warmBatch() *pgx.Batch {
 	b := &pgx.Batch{}
 	b.Queue(s.q.readMany, []string{})
-	b.Queue(s.q.casMany, []string{}, [][]byte{}, []int64{}, []*int64{}, []*string{})
+	b.Queue(s.q.casMany, []string{}, [][]byte{}, []int64{}, []*int64{}, []*string{}, [][]byte{})
 	b.Queue(s.q.createMany, []string{}, [][]byte{}, []*int64{}, []*string{})
 	b.Queue(s.q.del, "")
 	b.Queue(s.q.heartbeat, s.id)
@@ -169,7 +169,7 @@ func (s *Store) warmTriggers(ctx context.Context, c *pgxpool.Conn) {
 		return
 	}
 
-	if tx.QueryRow(ctx, s.q.casMany, []string{k}, [][]byte{{}}, []int64{idx}, []*int64{nil}, []*string{nil}).Scan(&key, &idx) != nil {
+	if tx.QueryRow(ctx, s.q.casMany, []string{k}, [][]byte{{}}, []int64{idx}, []*int64{nil}, []*string{nil}, [][]byte{nil}).Scan(&key, &idx) != nil {
 		return
 	}
 
