@@ -9,8 +9,8 @@
 #
 #   eval "$(scripts/modproxy.sh DIR)"     DIR: where the proxy and cache go
 #
-# prints export lines: GOWORK=off, GOPROXY, GOMODCACHE, GONOSUMDB,
-# GOFLAGS=-mod=mod. Modules already in the usual module cache are served
+# prints export lines: GOWORK=off, GOPROXY, GOMODCACHE and GONOSUMDB.
+# Modules already in the usual module cache are served
 # from it (its download directory is itself a file-system proxy).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +24,7 @@ cache=$(go env GOMODCACHE)
 upstream=$(go env GOPROXY)
 cat <<ENV
 export GOWORK=off
-export GOFLAGS=-mod=mod
+
 export GONOSUMDB=github.com/leadership-go
 export GOMODCACHE='$dir/modcache'
 export GOPROXY='file://$dir/proxy,file://$cache/cache/download,$upstream'

@@ -147,9 +147,18 @@ func mayBreak(base, next string) bool {
 	return semver.Major(base) == "v0" && semver.Compare(semver.MajorMinor(next), semver.MajorMinor(base)) > 0
 }
 
+// shared reports whether path is an internal package of the root module:
+// the other modules import it, and an adapter module of an older release
+// builds against the root module a user's build selects, so no version
+// may change it incompatibly.
+func shared(path string) bool {
+	return strings.HasPrefix(path, modulePrefix+"/internal/") || strings.Contains(path, "/store/internal/")
+}
+
 // checkAPI compares the tree's API with the baseline: it returns the
 // incompatible changes (each "package: change"), the compatible ones, and
-// whether a release at version may make the incompatible ones.
+// whether a release at version may make the incompatible ones (never, for
+// a change to a shared internal package).
 func checkAPI(root, version string) (incompatible, compatible []string, allowed bool, err error) {
 	base, old, err := readBaseline(root)
 	if err != nil {
@@ -181,5 +190,12 @@ func checkAPI(root, version string) (incompatible, compatible []string, allowed 
 	}
 	slices.Sort(incompatible)
 	slices.Sort(compatible)
-	return incompatible, compatible, mayBreak(base, version), nil
+	allowed = mayBreak(base, version)
+	for _, c := range incompatible {
+		path, _, _ := strings.Cut(c, ": ")
+		if shared(path) {
+			allowed = false
+		}
+	}
+	return incompatible, compatible, allowed, nil
 }

@@ -4,12 +4,14 @@
 //
 //	release check [-version V]      refuse an inconsistent set (exit 1): a replace directive,
 //	                                a require of a sibling at another version or left out
-//	release tag [-version V]        check, then tag every released module at V (git tag, not pushed)
+//	release tag [-version V]        check the set and the API, then tag every released module
+//	                                at V (git tag, not pushed); none if any of the tags exists
 //	release proxy -out DIR [-version V]
 //	                                publish every released module at V into DIR, a file-system
 //	                                module proxy (GOPROXY=file://DIR)
 //	release api [-version V]        compare the API with api/ (apidiff): exit 1 on an
-//	                                incompatible change that V does not allow
+//	                                incompatible change that V does not allow (none, for the
+//	                                root module's internal packages, which other modules import)
 //	release api -write [-version V] make the tree's API the baseline, at V
 //
 // V defaults to the VERSION file at the root: the version the tree will
@@ -56,6 +58,9 @@ func run(args []string) int {
 		return check(*root, *version)
 	case "tag":
 		if code := check(*root, *version); code != 0 {
+			return code
+		}
+		if code := api(*root, *version, false); code != 0 {
 			return code
 		}
 		return tag(*root, *version)
@@ -105,6 +110,14 @@ func tag(root, version string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "release tag:", err)
 		return 1
+	}
+	// Every tag is checked before any is made: a set half tagged cannot
+	// be resumed.
+	for _, m := range mods {
+		if m.released() && exec.Command("git", "-C", root, "rev-parse", "-q", "--verify", "refs/tags/"+m.tag(version)).Run() == nil {
+			fmt.Fprintf(os.Stderr, "release tag: %s exists already; no tag made\n", m.tag(version))
+			return 1
+		}
 	}
 	for _, m := range mods {
 		if !m.released() {

@@ -103,6 +103,9 @@ func checkSet(root, version string) ([]string, error) {
 		for _, r := range m.file.Replace {
 			problems = append(problems, fmt.Sprintf("%s/go.mod: replace %s: a user's build ignores it; require a published version", m.dir, r.Old.Path))
 		}
+		for _, x := range m.file.Exclude {
+			problems = append(problems, fmt.Sprintf("%s/go.mod: exclude %s: a user's build ignores it", m.dir, x.Mod.Path))
+		}
 		for _, r := range m.file.Require {
 			p := r.Mod.Path
 			if p != modulePrefix && !strings.HasPrefix(p, modulePrefix+"/") {

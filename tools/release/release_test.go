@@ -71,6 +71,9 @@ func TestCheckRefusesBadSets(t *testing.T) {
 			"module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n",
 			"want github.com/leadership-go/leadership/store/redis"},
 		{"bad version", "0.3", "", "", "not a canonical semantic version"},
+		{"exclude", "v0.3.0", "store/etcd/go.mod",
+			"module github.com/leadership-go/leadership/store/etcd\n\ngo 1.25\n\nrequire github.com/leadership-go/leadership v0.3.0\n\nexclude example.com/x v1.0.0\n",
+			"exclude example.com/x"},
 		{"go.work at another version", "v0.3.0", "go.work",
 			"go 1.25\n\nuse (\n\t.\n\t./store/etcd\n)\n\nreplace github.com/leadership-go/leadership v0.2.0 => ./\n",
 			"go.work: replaces github.com/leadership-go/leadership v0.2.0"},
@@ -130,6 +133,28 @@ func TestAPICheckRefusesIncompatibleChange(t *testing.T) {
 	}
 	if code := run([]string{"api", "-root", root, "-version", "v0.4.0"}); code != 0 {
 		t.Fatalf("an incompatible change at v0.4.0: exit %d, want 0 (a new minor version below v1 may break)", code)
+	}
+}
+
+// TestAPICheckKeepsSharedInternals checks that an incompatible change to
+// an internal package of the root module, which the adapters' modules
+// import, is refused whatever the version.
+func TestAPICheckKeepsSharedInternals(t *testing.T) {
+	t.Setenv("GOWORK", "off")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	files := set()
+	files["store/internal/adapter/a.go"] = "package adapter\n\n// OpenDeadline is shared.\nfunc OpenDeadline() {}\n"
+	root := tree(t, files)
+	if err := writeAPI(root, "v0.3.0"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "store/internal/adapter/a.go"), []byte("package adapter\n\n// OpenBy is shared.\nfunc OpenBy() {}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"v0.4.0", "v1.0.0"} {
+		if code := run([]string{"api", "-root", root, "-version", v}); code != 1 {
+			t.Errorf("a shared internal package changed at %s: exit %d, want 1", v, code)
+		}
 	}
 }
 
