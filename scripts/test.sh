@@ -95,6 +95,7 @@ for m in "${modules[@]}"; do
 done
 go -C tools/release run . check -root ../..
 go -C tools/release run . api -root ../..
+scripts/tidy.sh --check
 
 failed=0
 if [[ ${LEADERSHIP_SERVERS:-1} == 0 ]]; then
