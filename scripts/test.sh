@@ -156,8 +156,10 @@ run_with() {
 	local need=$1 m=$2 p=$3
 	shift 3
 	scripts/servers.sh stop >/dev/null
+	# A server that does not start fails the run: its tests would only
+	# skip (run_with runs in an || list, where set -e does not stop it).
 	# shellcheck disable=SC2086
-	scripts/servers.sh start $need
+	scripts/servers.sh start $need || { echo "scripts/test.sh: cannot start $need for $p" >&2; return 1; }
 	(
 		eval "$(scripts/servers.sh env)"
 		cd "$m"

@@ -152,7 +152,7 @@ start_postgres_secure() {
 	pid=$(head -n 1 "$data/postmaster.pid")
 	record_pid postgres-secure 1 "$pid" "$data"
 	[[ -f $dir/setup.done ]] && return 0
-	(cd "$REPO_DIR/cmd/leadership" && GOWORK=off go build -o "$wd/bin/leadership" .) ||
+	(cd "$REPO_DIR/cmd/leadership" && go build -o "$wd/bin/leadership" .) ||
 		fail_start postgres-secure "go build ./cmd/leadership failed"
 	chmod 755 "$wd/bin" "$wd/bin/leadership"
 	pgs_setup "$dir" "$wd" >>"$(logfile postgres-secure 1)" 2>&1 || fail_start postgres-secure "setup failed"
