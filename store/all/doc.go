@@ -12,10 +12,10 @@
 package all
 
 import (
-	_ "github.com/leadership-go/leadership/store/consul"              // consul://
-	_ "github.com/leadership-go/leadership/store/etcd"                // etcd://
+	_ "github.com/leadership-go/leadership/store/consul"     // consul://
+	_ "github.com/leadership-go/leadership/store/etcd"       // etcd://
 	_ "github.com/leadership-go/leadership/store/kubernetes" // k8s://
-	_ "github.com/leadership-go/leadership/store/postgres"            // postgres://, postgresql://
-	_ "github.com/leadership-go/leadership/store/redis"               // redis://, rediss://
-	_ "github.com/leadership-go/leadership/store/zookeeper"           // zk://, zookeeper://
+	_ "github.com/leadership-go/leadership/store/postgres"   // postgres://, postgresql://
+	_ "github.com/leadership-go/leadership/store/redis"      // redis://, rediss://
+	_ "github.com/leadership-go/leadership/store/zookeeper"  // zk://, zookeeper://
 )
