@@ -112,7 +112,7 @@ func TestRunReturnsWhenElectionEnds(t *testing.T) {
 func TestRelinquishInterval(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCluster(t)
-		rs := c.campaign("relinquish", time.Second, 2, WithRelinquishInterval(300*time.Millisecond), WithTimings(Timings{ResignHoldoff: time.Second}))
+		rs := c.campaign("relinquish", time.Second, 2, WithRelinquishSchedule("@every 300ms"), WithTimings(Timings{ResignHoldoff: time.Second}))
 		watchExclusion(t, rs[0].Candidate, rs[1].Candidate)
 		first := leaderOf(t, rs)
 		other := except(rs, first)[0]
@@ -125,7 +125,7 @@ func TestRelinquishInterval(t *testing.T) {
 func TestRelinquishSchedule(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		c := newCluster(t)
-		_, other := c.leaderAndOther("sched", time.Second, WithRelinquishSchedule("@every 1s"), WithRelinquishInterval(time.Hour))
+		_, other := c.leaderAndOther("sched", time.Second, WithRelinquishSchedule("@every 1h"), WithRelinquishSchedule("@every 1s"))
 		recvUntil(t, other.elected, "handoff on schedule", func(v bool) bool { return v })
 	})
 }

@@ -56,9 +56,9 @@ type campaignReports interface {
 
 // engineReports is what both engines report.
 type engineReports interface {
-	storeError(err *StoreError) // a store error; the engine keeps trying
-	storeWorked()               // a store call worked (for Health)
-	ended(err error)            // the engine stopped for err (nil: Stop or a cancel)
+	storeError(err *storeFailure) // a store error; the engine keeps trying
+	storeWorked()                 // a store call worked (for Health)
+	ended(err error)              // the engine stopped for err (nil: Stop or a cancel)
 }
 
 // newCampaign prepares the campaign of node for key, with leases kept by
@@ -272,12 +272,12 @@ func (e *campaign) put(op string, parent context.Context, next *record, prev *st
 	sent := e.clock()
 	r, err := casRecord(ctx, e.client, e.key, next, prev, readBack)
 	e.measured(op, sent, err, err == nil && !r.landed)
-	var serr *StoreError
+	var serr *storeFailure
 	switch {
 	case errors.As(err, &serr):
 		return nil, false, err // the read back failed
 	case err != nil:
-		return nil, false, &StoreError{Op: op, Key: e.key, Err: err}
+		return nil, false, &storeFailure{Op: op, Key: e.key, Err: err}
 	case !r.landed:
 		return nil, true, nil
 	case r.pair == nil:

@@ -207,7 +207,7 @@ func (c *Candidate) termEnded(t Term, why Reason) {
 	c.cfg.metrics.TermEnded(c.key, c.node, t.Token, why)
 }
 
-func (c *Candidate) storeError(err *StoreError) {
+func (c *Candidate) storeError(err *storeFailure) {
 	c.errs.push(err)
 	v := c.view.Load()
 	c.status(v.Role, v.Leader, v.Token, v.Value, err)

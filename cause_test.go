@@ -18,7 +18,7 @@ func TestTermContextCauseSaysWhy(t *testing.T) {
 		want error
 	}{
 		{"resign", nil, func(_ *testing.T, _ *cluster, r *runner, _ context.CancelFunc) { r.Resign() }, ErrResigned},
-		{"relinquish", []Option{WithRelinquishInterval(200 * time.Millisecond)}, func(*testing.T, *cluster, *runner, context.CancelFunc) {}, ErrRelinquished},
+		{"relinquish", []Option{WithRelinquishSchedule("@every 200ms")}, func(*testing.T, *cluster, *runner, context.CancelFunc) {}, ErrRelinquished},
 		{"stop", nil, func(_ *testing.T, _ *cluster, r *runner, _ context.CancelFunc) { r.Stop() }, ErrStopped},
 		{"context", nil, func(_ *testing.T, _ *cluster, _ *runner, cancel context.CancelFunc) { cancel() }, ErrStopped},
 		{"end", nil, func(t *testing.T, _ *cluster, r *runner, _ context.CancelFunc) {

@@ -16,8 +16,8 @@
 // On the same engine there are a callback style (Run with OnStartedLeading,
 // whose context ends the moment leadership does, as client-go's Run and
 // drio-ai's callbacks), a status stream (Status, as
-// Comcast's go-leaderelection), relinquish policies (WithRelinquishInterval,
-// WithRelinquishSchedule, as drio-ai's leaderelection), fenced writes
+// Comcast's go-leaderelection), relinquish schedules
+// (WithRelinquishSchedule, as drio-ai's leaderelection), fenced writes
 // (FencedPut), HandOff, and EndElection and DeleteElection.
 //
 // # Guarantees

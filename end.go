@@ -31,7 +31,7 @@ func endElection(ctx context.Context, client Backend, key string) (*store.KVPair
 	for {
 		prev, err := readKey(ctx, client, key)
 		if err != nil {
-			return nil, 0, &StoreError{Op: "end", Key: key, Err: err}
+			return nil, 0, &storeFailure{Op: "end", Key: key, Err: err}
 		}
 		next := endedRecord(prev)
 		r, err := casRecord(ctx, client, key, &next, prev.pair, func() (snapshot, error) {
@@ -39,15 +39,15 @@ func endElection(ctx context.Context, client Backend, key string) (*store.KVPair
 		})
 		switch {
 		case err != nil:
-			return nil, 0, &StoreError{Op: "end", Key: key, Err: err}
+			return nil, 0, &storeFailure{Op: "end", Key: key, Err: err}
 		case r.landed && r.pair == nil && r.later.kind == snapMissing:
-			return nil, 0, &StoreError{Op: "end", Key: key, Err: store.ErrKeyNotFound}
+			return nil, 0, &storeFailure{Op: "end", Key: key, Err: store.ErrKeyNotFound}
 		case r.landed && r.pair == nil:
 			return r.later.pair, next.TTL(), nil
 		case r.landed:
 			return r.pair, next.TTL(), nil
 		case ctx.Err() != nil:
-			return nil, 0, &StoreError{Op: "end", Key: key, Err: ctx.Err()}
+			return nil, 0, &storeFailure{Op: "end", Key: key, Err: ctx.Err()}
 		}
 	}
 }
@@ -111,16 +111,16 @@ func deleteElection(ctx context.Context, clk timeSource, client Backend, key str
 		case <-t.C():
 		case <-ctx.Done():
 			t.Stop()
-			return &StoreError{Op: "delete", Key: normalizeKey(key), Err: ctx.Err()}
+			return &storeFailure{Op: "delete", Key: normalizeKey(key), Err: ctx.Err()}
 		}
 		ok, err := casDelete(ctx, client, normalizeKey(key), ended)
 		switch {
 		case err == nil && ok, errors.Is(err, store.ErrKeyNotFound):
 			return nil
 		case err != nil && !isConflict(err):
-			return &StoreError{Op: "delete", Key: normalizeKey(key), Err: err}
+			return &storeFailure{Op: "delete", Key: normalizeKey(key), Err: err}
 		case ctx.Err() != nil:
-			return &StoreError{Op: "delete", Key: normalizeKey(key), Err: ctx.Err()}
+			return &storeFailure{Op: "delete", Key: normalizeKey(key), Err: ctx.Err()}
 		}
 		// Reopened meanwhile: end it again.
 	}

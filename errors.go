@@ -3,6 +3,7 @@ package leadership
 import (
 	"errors"
 	"fmt"
+	"unicode"
 )
 
 // Sentinel errors. Every error this package returns or reports matches one
@@ -18,8 +19,11 @@ var (
 	// minimum the library or the store supports (MinTTL, or the store's
 	// own MinTTL method), or above MaxTTL. The error is an *OptionError.
 	ErrInvalidTTL = errors.New("leadership: invalid TTL")
-	// ErrInvalidOption is returned when an option has a value that cannot work,
-	// alone or together with the TTL. The error is an *OptionError.
+	// ErrInvalidOption is returned when an option or an argument has a value
+	// that cannot work, alone or together with the TTL: a value longer than
+	// MaxValueSize (WithValue, Proclaim), a HandOff to the candidate itself,
+	// a FencedPut to the election's own key. The error is an *OptionError
+	// that names the option or argument.
 	ErrInvalidOption = errors.New("leadership: invalid option")
 	// ErrAlreadyRunning is returned by a second RunForElection or Run on
 	// the same Candidate, or a second FollowElection on the same Follower.
@@ -34,16 +38,9 @@ var (
 	// HandOff of the same candidate is under way: the first one's
 	// successor stands.
 	ErrHandOffInProgress = errors.New("leadership: a handoff is under way")
-	// ErrValueTooLarge is returned by Proclaim for a value longer than
-	// MaxValueSize.
-	ErrValueTooLarge = errors.New("leadership: value too large")
 	// ErrHandOffFailed is returned by HandOff when the successor did not
 	// take over: another candidate did, or no one within the window.
 	ErrHandOffFailed = errors.New("leadership: handoff failed")
-	// ErrInvalidSuccessor is returned by HandOff for a successor that
-	// cannot take over: the candidate itself (an empty name is
-	// ErrEmptyName).
-	ErrInvalidSuccessor = errors.New("leadership: invalid successor")
 	// ErrFenced is matched by the error of a fenced write the store refused
 	// because the election record no longer holds the term.
 	ErrFenced = errors.New("leadership: fenced write refused")
@@ -51,10 +48,10 @@ var (
 	// check the record and write atomically (it does not implement
 	// fenced.Putter).
 	ErrFencingUnsupported = errors.New("leadership: the store does not support fenced writes")
-	// ErrElectionKey is returned by FencedPut for a write to the election's
-	// own key: it would overwrite the record that guards it.
-	ErrElectionKey = errors.New("leadership: a fenced write to the election's own key")
-	// ErrStore matches every error that comes from the store (see StoreError).
+	// ErrStore matches every error that comes from the store. The error
+	// also matches the store's own error (errors.Is(err,
+	// store.ErrKeyNotFound) works where the backend returns it), and its
+	// text names the store call and the key.
 	ErrStore = errors.New("leadership: store error")
 	// ErrForeignValue is reported when the election key holds a value this
 	// library did not write. The value is treated as a holder that never
@@ -86,8 +83,8 @@ const (
 	ErrLostLeadership
 	// ErrResigned: Resign.
 	ErrResigned
-	// ErrRelinquished: the relinquish interval or schedule came due
-	// (WithRelinquishInterval, WithRelinquishSchedule).
+	// ErrRelinquished: the relinquish schedule came due
+	// (WithRelinquishSchedule).
 	ErrRelinquished
 	// ErrStopped: Stop, or the candidate's context ended. Also returned
 	// when RunForElection, Run or FollowElection is called after Stop.
@@ -134,22 +131,21 @@ func (r Reason) String() string {
 	return reasonNames[r]
 }
 
-// StoreError is a failed store request. It unwraps to ErrStore and to the
-// store's own error, so errors.Is(err, ErrStore) is always true and
-// errors.Is(err, store.ErrKeyNotFound) works where the backend returns it.
-type StoreError struct {
+// storeFailure is a failed store request: it matches ErrStore and the
+// store's own error.
+type storeFailure struct {
 	Op  string // the store call: "get", "watch", "acquire", "renew", "release", "end", "delete", "fenced put"
 	Key string // the key
 	Err error  // the store's error
 }
 
 // Error describes the error.
-func (e *StoreError) Error() string {
+func (e *storeFailure) Error() string {
 	return fmt.Sprintf("leadership: %s %q: %v", e.Op, e.Key, e.Err)
 }
 
 // Unwrap returns ErrStore and the store's error.
-func (e *StoreError) Unwrap() []error { return []error{ErrStore, e.Err} }
+func (e *storeFailure) Unwrap() []error { return []error{ErrStore, e.Err} }
 
 // OptionError names the argument or option that was refused and why. It
 // unwraps to its kind, ErrInvalidOption or ErrInvalidTTL, and to an
@@ -164,6 +160,9 @@ type OptionError struct {
 // Error describes the error.
 func (e *OptionError) Error() string {
 	what := "invalid option " + e.Option
+	if e.Option != "" && unicode.IsLower(rune(e.Option[0])) {
+		what = "invalid argument " + e.Option // an argument, such as "successor"
+	}
 	if e.Kind == ErrInvalidTTL {
 		what = "invalid TTL"
 	}

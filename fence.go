@@ -36,7 +36,8 @@ const fencedRetries = 3
 // A store that cannot check atomically (it does not implement
 // fenced.Putter) is refused with ErrFencingUnsupported, a term this
 // candidate never led with ErrNotLeader, and the election's own key with
-// ErrElectionKey. Other failures are the store's, as *StoreError.
+// ErrInvalidOption (an *OptionError naming "key"). Other failures are the
+// store's: they match ErrStore.
 func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value []byte) error {
 	if c.err != nil {
 		return c.err
@@ -49,7 +50,7 @@ func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value 
 	case "":
 		return ErrEmptyKey
 	case c.key:
-		return fmt.Errorf("%w: %q", ErrElectionKey, key)
+		return &OptionError{Option: "key", Reason: fmt.Sprintf("%q is the election's own key: a write would overwrite the record that guards it", key)}
 	}
 	guard, id, ok := c.values.lastWrite(term.Token)
 	if !ok {
@@ -62,14 +63,14 @@ func (c *Candidate) FencedPut(ctx context.Context, term Term, key string, value 
 		err := fencedPutKey(ctx, w, key, value, c.key, guard)
 		if !errors.Is(err, fenced.ErrGuardChanged) {
 			if err != nil {
-				return &StoreError{Op: "fenced put", Key: key, Err: err}
+				return &storeFailure{Op: "fenced put", Key: key, Err: err}
 			}
 			return nil
 		}
 		// The record changed: a renewal of this term, or another holder.
 		s, rerr := readKey(ctx, c.client, c.key)
 		if rerr != nil {
-			return &StoreError{Op: "get", Key: c.key, Err: rerr}
+			return &storeFailure{Op: "get", Key: c.key, Err: rerr}
 		}
 		if s.kind != snapRecord || s.rec.Term != term.Token || s.rec.ID != id || s.rec.Ended {
 			return fencedRefused(term.Token, key)

@@ -160,8 +160,8 @@ func TestFencedPutRefusesElectionKey(t *testing.T) {
 	term, _ := a.CurrentTerm()
 	before := recordOf(t, h, "fence")
 	for _, key := range []string{"fence", "/fence/", "fence/"} {
-		if err := a.FencedPut(ctxT(t), term, key, []byte("x")); !errors.Is(err, ErrElectionKey) {
-			t.Fatalf("FencedPut(%q): %v, want ErrElectionKey", key, err)
+		if err := a.FencedPut(ctxT(t), term, key, []byte("x")); !errors.Is(err, ErrInvalidOption) {
+			t.Fatalf("FencedPut(%q): %v, want ErrInvalidOption", key, err)
 		}
 	}
 	if now := recordOf(t, h, "fence"); now.Term != before.Term || now.Leader != "a" {

@@ -119,7 +119,7 @@ func (f *Follower) Err() error { return f.life.err() }
 // The follower's side of the engine's reports (followingReports): each
 // queues what it is told and returns at once.
 
-func (f *Follower) storeError(err *StoreError) { f.errs.push(err) }
+func (f *Follower) storeError(err *storeFailure) { f.errs.push(err) }
 
 func (f *Follower) ended(err error) {
 	if err != nil {

@@ -26,7 +26,7 @@ import (
 // while one is under way (the first one's successor stands); ctx's cause
 // if ctx ends first (the handoff goes on). An empty successor, or the
 // candidate's own name, is refused with ErrEmptyName or
-// ErrInvalidSuccessor. The term's Context ends with the cause
+// ErrInvalidOption (an *OptionError naming "successor"). The term's Context ends with the cause
 // ErrHandedOff; the candidate keeps running and competes again after the
 // window.
 func (c *Candidate) HandOff(ctx context.Context, successor string) error {
@@ -34,7 +34,7 @@ func (c *Candidate) HandOff(ctx context.Context, successor string) error {
 	case successor == "":
 		return fmt.Errorf("%w: no successor named", ErrEmptyName)
 	case successor == c.node:
-		return fmt.Errorf("%w: %q is this candidate", ErrInvalidSuccessor, successor)
+		return &OptionError{Option: "successor", Reason: fmt.Sprintf("%q is this candidate", successor)}
 	}
 	term, ok := c.CurrentTerm()
 	if !ok {

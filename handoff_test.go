@@ -74,7 +74,7 @@ func TestHandOffErrors(t *testing.T) {
 	if err := l.HandOff(ctxT(t), ""); !errors.Is(err, ErrEmptyName) {
 		t.Fatalf("empty successor: %v", err)
 	}
-	if err := l.HandOff(ctxT(t), l.name); !errors.Is(err, ErrInvalidSuccessor) {
+	if err := l.HandOff(ctxT(t), l.name); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("itself: %v", err)
 	}
 	if err := other.HandOff(ctxT(t), l.name); !errors.Is(err, ErrNotLeader) {

@@ -110,7 +110,7 @@ func (o *observer) warnForeign() {
 	if o.cur.kind == snapForeign && !bytes.Equal(o.cur.pair.Value, o.warned) {
 		o.warned = bytes.Clone(o.cur.pair.Value)
 		o.cfg.logger.Warn("leadership: the election key holds a value this library did not write", "key", o.key)
-		o.report(&StoreError{Op: "get", Key: o.key, Err: ErrForeignValue})
+		o.report(&storeFailure{Op: "get", Key: o.key, Err: ErrForeignValue})
 	}
 }
 
@@ -127,7 +127,7 @@ func (o *observer) read(parent context.Context) (snapshot, error) {
 	s, err := readKey(ctx, o.client, o.key)
 	o.measured("get", o.readSent, err, false)
 	if err != nil {
-		return snapshot{}, &StoreError{Op: "get", Key: o.key, Err: err}
+		return snapshot{}, &storeFailure{Op: "get", Key: o.key, Err: err}
 	}
 	return s, nil
 }
@@ -293,7 +293,7 @@ func (o *observer) openWatchBy(deadline time.Duration) {
 	o.watchFailed()
 	// A missing key cannot be watched on some backends: not worth reporting.
 	if !errors.Is(err, store.ErrKeyNotFound) && o.ctx.Err() == nil {
-		o.report(&StoreError{Op: "watch", Key: o.key, Err: err})
+		o.report(&storeFailure{Op: "watch", Key: o.key, Err: err})
 	}
 }
 
@@ -329,9 +329,9 @@ func (o *observer) failed(err error) {
 	if o.ctx.Err() != nil {
 		return
 	}
-	var serr *StoreError
+	var serr *storeFailure
 	if !errors.As(err, &serr) {
-		serr = &StoreError{Op: "store", Key: o.key, Err: err}
+		serr = &storeFailure{Op: "store", Key: o.key, Err: err}
 	}
 	o.report(serr)
 	if o.backoff == 0 {
@@ -378,7 +378,7 @@ type outage struct {
 
 // report hands a store error to the owner, and logs it when it is a
 // failure of the store (not a foreign value), rate-limited per outage.
-func (o *observer) report(err *StoreError) {
+func (o *observer) report(err *storeFailure) {
 	if !errors.Is(err, ErrForeignValue) {
 		now := o.clock()
 		if o.outage.errs == 0 {

@@ -3,6 +3,7 @@ package leadership
 import (
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/robfig/cron/v3"
@@ -16,8 +17,7 @@ const (
 )
 
 // Option tunes a Candidate or a Follower. A follower given an option of
-// candidates only (WithValue, WithRelinquishInterval,
-// WithRelinquishSchedule, or a candidate's field of WithTimings) refuses to
+// candidates only (WithValue, WithRelinquishSchedule, or a candidate's field of WithTimings) refuses to
 // start with ErrInvalidOption.
 type Option func(*config)
 
@@ -146,35 +146,34 @@ func WithTimings(t Timings) Option {
 	}
 }
 
-// WithRelinquishInterval makes a leader step down after holding leadership
-// for d, so that a waiting candidate wins (drio-ai's RelinquishInterval).
-// Zero, the default, never relinquishes. Ignored when
-// WithRelinquishSchedule is given.
-// Candidates only: a follower given it refuses to start (ErrInvalidOption).
-func WithRelinquishInterval(d time.Duration) Option {
-	return candidateOnly("WithRelinquishInterval", func(c *config) {
-		if d < 0 {
-			c.refuse("WithRelinquishInterval", fmt.Sprintf("%v is negative", d))
-		}
-		c.relinquishInterval = d
-	})
-}
-
 // WithRelinquishSchedule makes a leader step down at every time of a
-// schedule (drio-ai's RelinquishIntervalSpec): a standard five-field cron
-// line such as "0 0 * * *", or a descriptor such as "@hourly" or
-// "@every 60s". A term is given up at the schedule's first time after it
-// began: "@every d" is WithRelinquishInterval(d), rounded to whole seconds.
-// It overrides WithRelinquishInterval.
+// schedule, so that a waiting candidate wins (drio-ai's RelinquishInterval
+// and RelinquishIntervalSpec): "@every d" gives up each term d after it
+// began (d is any positive Go duration, such as "@every 90s" or
+// "@every 500ms"); a standard five-field cron line such as "0 0 * * *", or a
+// descriptor such as "@hourly", gives up a term at the schedule's first time
+// after it began. By default a leader never relinquishes.
 // Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithRelinquishSchedule(spec string) Option {
 	return candidateOnly("WithRelinquishSchedule", func(c *config) {
+		if every, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every "); ok {
+			d, err := time.ParseDuration(strings.TrimSpace(every))
+			switch {
+			case err != nil:
+				c.errs = append(c.errs, &OptionError{Option: "WithRelinquishSchedule", Reason: fmt.Sprintf("cannot parse %q", spec), Err: err})
+			case d <= 0:
+				c.refuse("WithRelinquishSchedule", fmt.Sprintf("%q is not a positive interval", spec))
+			default:
+				c.relinquishSpec, c.relinquishInterval, c.relinquishSchedule = spec, d, nil
+			}
+			return
+		}
 		sched, err := cron.ParseStandard(spec)
 		if err != nil {
 			c.errs = append(c.errs, &OptionError{Option: "WithRelinquishSchedule", Reason: fmt.Sprintf("cannot parse %q", spec), Err: err})
 			return
 		}
-		c.relinquishSpec, c.relinquishSchedule = spec, sched // resolve refuses one that never fires
+		c.relinquishSpec, c.relinquishInterval, c.relinquishSchedule = spec, 0, sched // resolve refuses one that never fires
 	})
 }
 

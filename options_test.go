@@ -38,7 +38,9 @@ func TestBadInput(t *testing.T) {
 		{"margin too large", h, "k", "n", time.Second, []Option{WithTimings(Timings{SafetyMargin: 600 * time.Millisecond})}, ErrInvalidOption},
 		{"bad request timeout", h, "k", "n", time.Second, []Option{WithTimings(Timings{RequestTimeout: -time.Second})}, ErrInvalidOption},
 		{"bad backoff", h, "k", "n", time.Second, []Option{WithTimings(Timings{RetryMin: time.Second, RetryMax: time.Millisecond})}, ErrInvalidOption},
-		{"negative relinquish", h, "k", "n", time.Second, []Option{WithRelinquishInterval(-1)}, ErrInvalidOption},
+		{"negative relinquish", h, "k", "n", time.Second, []Option{WithRelinquishSchedule("@every -1s")}, ErrInvalidOption},
+		{"zero relinquish", h, "k", "n", time.Second, []Option{WithRelinquishSchedule("@every 0s")}, ErrInvalidOption},
+		{"bad relinquish interval", h, "k", "n", time.Second, []Option{WithRelinquishSchedule("@every soon")}, ErrInvalidOption},
 		{"bad schedule", h, "k", "n", time.Second, []Option{WithRelinquishSchedule("every tuesday")}, ErrInvalidOption},
 		{"bad poll interval", h, "k", "n", time.Second, []Option{WithTimings(Timings{Poll: -time.Second})}, ErrInvalidOption},
 	}
@@ -127,7 +129,6 @@ func TestCandidateOnlyOptionsRefusedByFollower(t *testing.T) {
 		{"WithTimings Renew", WithTimings(Timings{Renew: time.Second})},
 		{"WithTimings SafetyMargin", WithTimings(Timings{SafetyMargin: time.Second})},
 		{"WithTimings ResignHoldoff", WithTimings(Timings{ResignHoldoff: time.Second})},
-		{"WithRelinquishInterval", WithRelinquishInterval(time.Minute)},
 		{"WithRelinquishSchedule", WithRelinquishSchedule("@every 1m")},
 		{"WithTimings StartupWait", WithTimings(Timings{StartupWait: time.Second})},
 	} {

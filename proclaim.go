@@ -22,10 +22,11 @@ const MaxValueSize = 1024
 // with the cause of its term's end (a Reason) if the term ends first,
 // or ctx's cause if ctx ends first. A candidate that does
 // not lead keeps the value for its next term and returns ErrNotLeader. A
-// value longer than MaxValueSize is refused with ErrValueTooLarge.
+// value longer than MaxValueSize is refused with ErrInvalidOption (an
+// *OptionError naming "value").
 func (c *Candidate) Proclaim(ctx context.Context, value string) error {
 	if len(value) > MaxValueSize {
-		return fmt.Errorf("%w: %d bytes, at most %d", ErrValueTooLarge, len(value), MaxValueSize)
+		return &OptionError{Option: "value", Reason: fmt.Sprintf("%d bytes, at most %d", len(value), MaxValueSize)}
 	}
 	c.values.set(value)
 	poke(c.leases.wake)

@@ -51,7 +51,7 @@ func TestProclaimReachesFollowers(t *testing.T) {
 func TestProclaimErrors(t *testing.T) {
 	c := newCluster(t)
 	l, other := c.leaderAndOther("proclaim", time.Second)
-	if err := l.Proclaim(ctxT(t), strings.Repeat("x", MaxValueSize+1)); !errors.Is(err, ErrValueTooLarge) {
+	if err := l.Proclaim(ctxT(t), strings.Repeat("x", MaxValueSize+1)); !errors.Is(err, ErrInvalidOption) {
 		t.Fatalf("too large: %v", err)
 	}
 	if err := other.Proclaim(ctxT(t), "kept"); !errors.Is(err, ErrNotLeader) {

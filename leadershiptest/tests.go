@@ -555,7 +555,7 @@ func testEndElection(e *env) {
 
 func testRelinquishInterval(e *env) {
 	every := e.ttl
-	cs := e.candidates(2, leadership.WithRelinquishInterval(every))
+	cs := e.candidates(2, leadership.WithRelinquishSchedule("@every "+every.String()))
 	x := e.exclusion(cs)
 	l, term := e.leader(cs)
 	conclusive := 0

@@ -123,23 +123,23 @@ func (r ManyResult) String() string {
 
 var digits = regexp.MustCompile(`[0-9]+`)
 
+// storeFailure parses the text of a store call's error (one that matches
+// leadership.ErrStore): the call, the quoted key, the store's error.
+var storeFailure = regexp.MustCompile(`^leadership: ([a-z ]+) ("(?:[^"\\]|\\.)*"): (.*)$`)
+
 // ErrorKind names the kind of err for counting: the store operation and
 // the store's error with every number replaced by "N" and the key by
 // "KEY", at most 120 characters.
 func ErrorKind(err error) string {
-	op, inner := "", err
-	var se *leadership.StoreError
-	if errors.As(err, &se) {
-		op, inner = se.Op+": ", se.Err
-		if inner == nil {
-			inner = err
+	s := err.Error()
+	if m := storeFailure.FindStringSubmatch(s); m != nil && errors.Is(err, leadership.ErrStore) {
+		key, _ := strconv.Unquote(m[2])
+		s = m[1] + ": " + m[3]
+		if key != "" {
+			s = strings.ReplaceAll(s, key, "KEY")
 		}
 	}
-	s := inner.Error()
-	if se != nil && se.Key != "" {
-		s = strings.ReplaceAll(s, se.Key, "KEY")
-	}
-	s = op + digits.ReplaceAllString(s, "N")
+	s = digits.ReplaceAllString(s, "N")
 	if len(s) > 120 {
 		s = s[:120]
 	}

@@ -3,6 +3,7 @@ package electiontest_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -27,7 +28,7 @@ func TestManyOnMemory(t *testing.T) {
 }
 
 func TestErrorKind(t *testing.T) {
-	err := &leadership.StoreError{Op: "get", Key: "a/17", Err: errors.New("code 429 on a/17")}
+	err := fmt.Errorf("leadership: get %q: %w", "a/17", errors.Join(leadership.ErrStore, errors.New("code 429 on a/17")))
 	if got, want := electiontest.ErrorKind(err), "get: code N on KEY"; got != want {
 		t.Fatalf("ErrorKind = %q, want %q", got, want)
 	}
