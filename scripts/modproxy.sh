@@ -3,9 +3,11 @@
 # resolve each other the way users' builds will, before a release
 # publishes them: every released module at VERSION in a file-system
 # module proxy built from the tree (tools/release proxy, zips made as the
-# go command makes them from a tag), in front of the usual proxy, with a
-# module cache of its own (a module version, once cached, is never read
-# again: the shared cache would keep an older tree's v0.1.0).
+# go command makes them from a tag: of the files git tracks, as the work
+# tree has them; an untracked file is left out until `git add`), in front
+# of the usual proxy, with a module cache of its own (a module version,
+# once cached, is never read again: the shared cache would keep an older
+# tree's v0.1.0).
 #
 #   eval "$(scripts/modproxy.sh DIR)"     DIR: where the proxy and cache go
 #

@@ -11,7 +11,8 @@
 //	                                module proxy (GOPROXY=file://DIR)
 //	release api [-version V]        compare the API with api/ (apidiff): exit 1 on an
 //	                                incompatible change that V does not allow (none, for the
-//	                                root module's internal packages, which other modules import)
+//	                                root module's internal packages, which other modules import);
+//	                                a package removed, or moved to another module, is one
 //	release api -write [-version V] make the tree's API the baseline, at V
 //
 // V defaults to the VERSION file at the root: the version the tree will
@@ -142,24 +143,27 @@ func api(root, version string, write bool) int {
 		}
 		return 0
 	}
-	incompatible, compatible, allowed, err := checkAPI(root, version)
+	r, err := checkAPI(root, version)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "release api:", err)
 		return 1
 	}
-	for _, c := range compatible {
+	for _, n := range r.notes {
+		fmt.Fprintln(os.Stderr, "release api: note:", n)
+	}
+	for _, c := range r.compatible {
 		fmt.Println("compatible:", c)
 	}
-	for _, c := range incompatible {
+	for _, c := range r.incompatible {
 		fmt.Println("INCOMPATIBLE:", c)
 	}
 	switch {
-	case len(incompatible) == 0:
+	case len(r.incompatible) == 0:
 		return 0
-	case allowed:
-		fmt.Printf("release api: %d incompatible changes, which %s allows\n", len(incompatible), version)
+	case r.allowed:
+		fmt.Printf("release api: %d incompatible changes, which %s allows\n", len(r.incompatible), version)
 		return 0
 	}
-	fmt.Fprintf(os.Stderr, "release api: %d incompatible changes, which %s does not allow: raise the version (VERSION) or keep the API (api/BASELINE)\n", len(incompatible), version)
+	fmt.Fprintf(os.Stderr, "release api: %d incompatible changes, which %s does not allow: raise the version (VERSION) or keep the API and the packages' modules (api/BASELINE, api/PACKAGES)\n", len(r.incompatible), version)
 	return 1
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -121,18 +123,98 @@ func TestAPICheckRefusesIncompatibleChange(t *testing.T) {
 		t.Fatalf("a compatible addition: exit %d, want 0", code)
 	}
 	write("package leadership\n\n// F is the API.\nfunc F() string { return \"\" }\n")
-	incompatible, _, allowed, err := checkAPI(root, "v0.3.1")
+	r, err := checkAPI(root, "v0.3.1")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(incompatible) != 2 || allowed {
-		t.Fatalf("incompatible %q, allowed %v: want F's change and G's removal, refused", incompatible, allowed)
+	if len(r.incompatible) != 2 || r.allowed {
+		t.Fatalf("incompatible %q, allowed %v: want F's change and G's removal, refused", r.incompatible, r.allowed)
 	}
 	if code := run([]string{"api", "-root", root, "-version", "v0.3.1"}); code != 1 {
 		t.Fatalf("an incompatible change at v0.3.1: exit %d, want 1", code)
 	}
 	if code := run([]string{"api", "-root", root, "-version", "v0.4.0"}); code != 0 {
 		t.Fatalf("an incompatible change at v0.4.0: exit %d, want 0 (a new minor version below v1 may break)", code)
+	}
+}
+
+// TestAPICheckRefusesMovedPackage plants a package that moves from the
+// root module to a module of its own under the same import path, and one
+// that disappears, and checks that the API check refuses each at the
+// baseline's version and allows it at one that may break; that the
+// baseline records each package's module; and that a baseline of import
+// paths alone (written before modules were recorded) still reads, its
+// modules unchecked and said so.
+func TestAPICheckRefusesMovedPackage(t *testing.T) {
+	t.Setenv("GOWORK", "off")
+	t.Setenv("GOFLAGS", "-mod=mod")
+	files := set()
+	files["store/x/x.go"] = "package x\n\n// X is the API.\nfunc X() {}\n"
+	files["store/y/y.go"] = "package y\n\n// Y is the API.\nfunc Y() {}\n"
+	root := tree(t, files)
+	if err := writeAPI(root, "v0.3.0"); err != nil {
+		t.Fatal(err)
+	}
+	list, err := os.ReadFile(filepath.Join(root, apiDir, "PACKAGES"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := modulePrefix + "/store/x " + modulePrefix + "\n"; !strings.Contains(string(list), want) {
+		t.Fatalf("api/PACKAGES:\n%s\nwant a line %q", list, want)
+	}
+	if code := run([]string{"api", "-root", root, "-version", "v0.3.1"}); code != 0 {
+		t.Fatalf("nothing changed: exit %d, want 0", code)
+	}
+	write := func(name, content string) {
+		t.Helper()
+		p := filepath.Join(root, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// store/x becomes a module of its own: same import path, same API.
+	write("store/x/go.mod", "module "+modulePrefix+"/store/x\n\ngo 1.25\n")
+	r, err := checkAPI(root, "v0.3.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := modulePrefix + "/store/x: package moved from module " + modulePrefix + " to " + modulePrefix + "/store/x"
+	if !slices.Equal(r.incompatible, []string{want}) || r.allowed {
+		t.Fatalf("incompatible %q, allowed %v: want %q, refused", r.incompatible, r.allowed, want)
+	}
+	if code := run([]string{"api", "-root", root, "-version", "v0.3.1"}); code != 1 {
+		t.Fatalf("a package moved at v0.3.1: exit %d, want 1", code)
+	}
+	if code := run([]string{"api", "-root", root, "-version", "v0.4.0"}); code != 0 {
+		t.Fatalf("a package moved at v0.4.0: exit %d, want 0 (a new minor version below v1 may break)", code)
+	}
+	// store/y disappears.
+	if err := os.RemoveAll(filepath.Join(root, "store/y")); err != nil {
+		t.Fatal(err)
+	}
+	r, err = checkAPI(root, "v0.3.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := modulePrefix + "/store/y: package removed from " + modulePrefix; !slices.Contains(r.incompatible, want) || r.allowed {
+		t.Fatalf("incompatible %q, allowed %v: want %q among them, refused", r.incompatible, r.allowed, want)
+	}
+	// A baseline without modules: the move goes unchecked, and is said so.
+	var paths []string
+	for _, line := range strings.Split(strings.TrimSpace(string(list)), "\n") {
+		paths = append(paths, strings.Fields(line)[0])
+	}
+	write("api/PACKAGES", strings.Join(paths, "\n")+"\n")
+	write("store/y/y.go", "package y\n\n// Y is the API.\nfunc Y() {}\n")
+	r, err = checkAPI(root, "v0.3.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.incompatible) != 0 || len(r.notes) != 1 || !strings.Contains(r.notes[0], fmt.Sprintf("the module of %d packages", len(paths))) {
+		t.Fatalf("a baseline of import paths alone: incompatible %q, notes %q: want none, and a note that %d modules are not recorded", r.incompatible, r.notes, len(paths))
 	}
 }
 
