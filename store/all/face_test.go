@@ -46,6 +46,10 @@ type face struct {
 	// network is false for memory, which has no servers: its Config has
 	// none of the network fields.
 	network bool
+	// where is the Config field that names the servers: Endpoints, or
+	// PostgreSQL's DSN (a store.Secret), which pgx users know and which
+	// its URL is; "" for memory.
+	where string
 }
 
 // openFunc makes sure, at compile time, that every adapter's Open is
@@ -57,21 +61,21 @@ func openFunc[C any, S any](_ func(context.Context, C) (*S, error)) (reflect.Typ
 func faces() []face {
 	userPass := []string{"Username", "Password"}
 	var out []face
-	add := func(dir string, creds []string, network bool, cfg reflect.Type, s any) {
-		out = append(out, face{dir: dir, config: cfg, store: s, creds: creds, network: network})
+	add := func(dir string, creds []string, where string, cfg reflect.Type, s any) {
+		out = append(out, face{dir: dir, config: cfg, store: s, creds: creds, network: where != "", where: where})
 	}
 	t, s := openFunc(memory.Open)
-	add("memory", nil, false, t, s)
+	add("memory", nil, "", t, s)
 	t, s = openFunc(etcd.Open)
-	add("etcd", userPass, true, t, s)
+	add("etcd", userPass, "Endpoints", t, s)
 	t, s = openFunc(consul.Open)
-	add("consul", []string{"Token"}, true, t, s)
+	add("consul", []string{"Token"}, "Endpoints", t, s)
 	t, s = openFunc(zookeeper.Open)
-	add("zookeeper", userPass, true, t, s)
+	add("zookeeper", userPass, "Endpoints", t, s)
 	t, s = openFunc(redis.Open)
-	add("redis", userPass, true, t, s)
+	add("redis", userPass, "Endpoints", t, s)
 	t, s = openFunc(postgres.Open)
-	add("postgres", userPass, true, t, s)
+	add("postgres", userPass, "DSN", t, s)
 	return out
 }
 
@@ -93,7 +97,8 @@ var (
 	_ fenced.Putter = (*postgres.Store)(nil)
 )
 
-// The common fields of Config have one name and one type everywhere.
+// The common fields of Config have one name and one type everywhere, and
+// one field says where the servers are.
 func TestConfigCommonFields(t *testing.T) {
 	common := map[string]reflect.Type{
 		"Endpoints":      reflect.TypeFor[[]string](),
@@ -103,6 +108,7 @@ func TestConfigCommonFields(t *testing.T) {
 		"Username":       reflect.TypeFor[string](),
 		"Password":       reflect.TypeFor[store.Secret](), // the one masking type
 		"Token":          reflect.TypeFor[store.Secret](),
+		"DSN":            reflect.TypeFor[store.Secret](),
 	}
 	for _, f := range faces() {
 		if f.config.Name() != "Config" || f.config.Kind() != reflect.Struct {
@@ -111,7 +117,7 @@ func TestConfigCommonFields(t *testing.T) {
 		}
 		want := slices.Clone(f.creds)
 		if f.network {
-			want = append(want, "Endpoints", "TLS", "DialTimeout", "RequestTimeout")
+			want = append(want, f.where, "TLS", "DialTimeout", "RequestTimeout")
 		}
 		for _, name := range want {
 			sf, ok := f.config.FieldByName(name)
