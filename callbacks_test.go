@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/leadership-go/leadership/internal/memfault"
 )
 
 func TestRunCallbacks(t *testing.T) {
@@ -54,11 +56,11 @@ func TestRunCallbacks(t *testing.T) {
 			t.Fatal("token did not grow")
 		}
 		// Loss by deadline: cut the store off.
-		h.Disconnect()
+		memfault.Disconnect(h)
 		if tok := recv(t, stoppedWork, "work cancelled at the deadline"); tok != second.Token {
 			t.Fatalf("cancelled term %d, want %d", tok, second.Token)
 		}
-		h.Reconnect()
+		memfault.Reconnect(h)
 		recv(t, started, "leading after the store came back")
 		cancel()
 		if err := <-done; err != nil {

@@ -7,6 +7,10 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/internal/memfault"
 )
 
 func TestFirstElectionOneLeader(t *testing.T) {
@@ -272,7 +276,7 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 		c := newCluster(t)
 		ttl := time.Second
 		var rs []*runner
-		var stores []interface{ Disconnect() }
+		var stores []store.Store
 		for i := range 3 {
 			h := c.handle()
 			cand := NewCandidate(h, "partition", []string{"a", "b", "c"}[i], ttl)
@@ -294,7 +298,7 @@ func TestPartitionedLeaderStepsDownBeforeTakeover(t *testing.T) {
 		}
 		term, _ := old.CurrentTerm()
 		cut := time.Now()
-		stores[idx].Disconnect()
+		memfault.Disconnect(stores[idx])
 		termEnds(t, term, "partitioned leader's term never ended")
 		// When, on the wall clock, is logged only (a loaded machine delays what
 		// the test sees): the promise, stepping down before anyone else leads,
@@ -362,11 +366,11 @@ func TestRunAfterFailedStart(t *testing.T) {
 		c := newCluster(t)
 		h := c.handle()
 		cand := NewCandidate(h, "rerun", "a", time.Second)
-		h.Disconnect()
+		memfault.Disconnect(h)
 		if err := cand.Run(context.Background(), Callbacks{}); !errors.Is(err, ErrStore) {
 			t.Fatalf("Run on a store that is down: %v", err)
 		}
-		h.Reconnect()
+		memfault.Reconnect(h)
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {

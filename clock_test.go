@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+
+	"github.com/leadership-go/leadership/internal/memfault"
 )
 
 // fakeClock is a timeSource that moves only when the test advances it.
@@ -145,7 +147,7 @@ func TestStepDownOnInjectedClock(t *testing.T) {
 	const ttl = 10 * time.Second
 	c, elected := electedOnClock(t, h, clk, ttl)
 	term, _ := c.CurrentTerm()
-	h.Disconnect()
+	memfault.Disconnect(h)
 	// The deadline is the acquire's send time + TTL - margin (TTL/10).
 	clk.advance(ttl - ttl/10 - time.Millisecond)
 	if !c.IsLeader() {
@@ -174,7 +176,7 @@ func TestFollowerExpiryOnInjectedClock(t *testing.T) {
 	}
 	defer f.Stop()
 	recvUntil(t, leaders, "the follower names a", func(l string) bool { return l == "a" })
-	ch.Disconnect() // the leader vanishes: no more renewals
+	memfault.Disconnect(ch) // the leader vanishes: no more renewals
 	clk.advance(ttl - ttl/5 - time.Millisecond)
 	if f.Leader() != "a" {
 		t.Fatalf("follower dropped the leader before its expiry: %q", f.Leader())

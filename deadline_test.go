@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/leadership-go/leadership/internal/memfault"
 	"github.com/leadership-go/leadership/store/memory"
 	"go.uber.org/goleak"
 )
@@ -34,7 +35,7 @@ func TestDeadlineIsExact(t *testing.T) {
 		// Cut a off between its renewals at 3s and 6s.
 		time.Sleep(4 * time.Second)
 		synctest.Wait()
-		ha.Disconnect()
+		memfault.Disconnect(ha)
 		lastRenewal := start.Add(renew)
 
 		<-term.Context().Done()
@@ -76,7 +77,7 @@ func TestStepDownWithUnreadChannels(t *testing.T) {
 			t.Fatal("not leader")
 		}
 		cut := time.Now()
-		h.Disconnect()
+		memfault.Disconnect(h)
 		<-term.Context().Done()
 		if took := time.Since(cut); took > 3*time.Second {
 			t.Fatalf("step-down took %v", took)
@@ -165,7 +166,7 @@ func TestTakeoverLeavesTheHolderItsWholeMargin(t *testing.T) {
 				defer b.Stop()
 				synctest.Wait()
 				cut := time.Now() // a's last write was its acquire, just now
-				ha.Disconnect()
+				memfault.Disconnect(ha)
 
 				<-term.Context().Done()
 				deadline := time.Now()

@@ -6,6 +6,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/leadership-go/leadership/internal/memfault"
 )
 
 func TestEndElectionTellsEveryone(t *testing.T) {
@@ -79,7 +81,7 @@ func TestEndElectionBadInput(t *testing.T) {
 			t.Fatalf("empty key: %v", err)
 		}
 		h := c.handle()
-		h.Disconnect()
+		memfault.Disconnect(h)
 		if err := EndElection(context.Background(), h, "k"); !errors.Is(err, ErrStore) {
 			t.Fatalf("unreachable: %v", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/internal/memfault"
 	"github.com/leadership-go/leadership/store/memory"
 )
 
@@ -86,7 +87,7 @@ func (s *faultStore) Get(ctx context.Context, key string, opts *store.ReadOption
 	}
 	p, err := s.Store.Get(ctx, key, opts)
 	if s.conflicted.Load() {
-		s.Disconnect()
+		memfault.Disconnect(s.Store)
 	}
 	if d := time.Duration(s.getDelay.Load()); d > 0 {
 		t := time.NewTimer(d)

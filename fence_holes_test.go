@@ -102,7 +102,7 @@ func TestDeleteElectionSparesRecordAtReusedIndex(t *testing.T) {
 			}
 		}
 		bt := leadsSoon(t, b, 0, 3*ttl)
-		hb.Disconnect() // b leads until its deadline
+		memfault.Disconnect(hb.Store) // b leads until its deadline
 		if now, err := raw.h.Get(context.Background(), "k", nil); err != nil || now.LastIndex != ended.LastIndex {
 			t.Fatalf("setup: b's record %v (%v), want index %d", now, err, ended.LastIndex)
 		}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/leadership-go/leadership/internal/memfault"
 )
 
 // A live leader's fenced write lands, also after renewals changed the
@@ -45,10 +47,10 @@ func TestFencedPutRefusedAfterTakeover(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		h.Disconnect() // old is cut off: it steps down at its deadline
+		memfault.Disconnect(h) // old is cut off: it steps down at its deadline
 		next := leading(t, c, "fence", "next")
 		nt, _ := next.CurrentTerm()
-		h.Reconnect() // its late write reaches the store now
+		memfault.Reconnect(h) // its late write reaches the store now
 		err = old.FencedPut(ctxT(t), term, "fence/data", []byte("stale"))
 		if !errors.Is(err, ErrFenced) || !strings.Contains(err.Error(), fmt.Sprintf("term %d", term.Token)) {
 			t.Fatalf("late write through term %d: %v, want ErrFenced naming the term", term.Token, err)

@@ -7,6 +7,7 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/leadership-go/leadership/internal/memfault"
 	"github.com/leadership-go/leadership/store/memory"
 )
 
@@ -150,7 +151,7 @@ func TestFollowerStopAnyTime(t *testing.T) {
 func TestFollowerUnreachableStore(t *testing.T) {
 	c := newCluster(t)
 	h := c.handle()
-	h.Disconnect()
+	memfault.Disconnect(h)
 	f := NewFollower(h, "down")
 	if _, _, err := f.FollowElection(); !errors.Is(err, ErrStore) {
 		t.Fatalf("FollowElection on an unreachable store: %v, want ErrStore", err)
@@ -161,7 +162,7 @@ func TestFollowerUnreachableStore(t *testing.T) {
 		t.Fatalf("RunForElection on an unreachable store: %v, want ErrStore", err)
 	}
 	// The store came back: the same candidate can try again.
-	h.Reconnect()
+	memfault.Reconnect(h)
 	if _, _, err := cand.RunForElection(); err != nil {
 		t.Fatalf("RunForElection after the store came back: %v", err)
 	}

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+
+	"github.com/leadership-go/leadership/internal/memfault"
 )
 
 // A leader's value reaches followers without a new term; a new value
@@ -81,7 +83,7 @@ func TestProclaimWhileCutOff(t *testing.T) {
 		if _, err := a.awaitTerm(ctxT(t)); err != nil {
 			t.Fatal(err)
 		}
-		h.Disconnect()
+		memfault.Disconnect(h)
 		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 		defer cancel()
 		if err := a.Proclaim(ctx, "v1"); !errors.Is(err, context.DeadlineExceeded) {

@@ -112,7 +112,7 @@ func TestFollowerExpiryDoesNotWaitForHungRead(t *testing.T) {
 		time.Sleep(ttl / 3) // a renews now
 		synctest.Wait()
 		gone := time.Now()
-		ha.Disconnect() // a vanishes...
+		memfault.Disconnect(ha.Store) // a vanishes...
 		hf.hangGets.Store(true)
 		nextNamed(t, leaders, "", "after the vanish") // ...and every read of f hangs
 		if got, want := time.Since(gone), ttl-ttl/10; got > want {
@@ -237,12 +237,12 @@ func TestJoinedWhileMissingSurvivesOlderGeneration(t *testing.T) {
 			t.Fatal(err)
 		}
 		a, term := leaderA(t, ha, ttl)
-		ha.Disconnect() // so that f and c join while the key is missing
+		memfault.Disconnect(ha.Store) // so that f and c join while the key is missing
 		memfault.LoseData(name)
 		f, leaders := runFollower(t, hf)
 		c := startCandidate(t, hc, "c", ttl, WithTimings(Timings{StartupWait: ttl}))
 		nextNamed(t, leaders, "", "first value")
-		ha.Reconnect()
+		memfault.Reconnect(ha.Store)
 		// a re-creates the key with its generation 1 and leads again.
 		leadsSoon(t, a, term.Token, 2*ttl)
 		nextNamed(t, leaders, "a", "next value")
@@ -265,7 +265,7 @@ func TestStartupWaitAfterDataLoss(t *testing.T) {
 		span := spanOf(term)
 		time.Sleep(ttl / 3) // a renews now
 		synctest.Wait()
-		ha.Disconnect()
+		memfault.Disconnect(ha.Store)
 		memfault.LoseData(name)
 		b := startCandidate(t, hb, "b", ttl, WithTimings(Timings{StartupWait: ttl}))
 		ledAfter(t, leadsSoon(t, b, 0, 2*ttl), span)
@@ -297,7 +297,7 @@ func TestFollowerDatesEventBacklogFromBeforeSlowRead(t *testing.T) {
 		a.Resign() // a releases, b acquires at once, while the follower's read is slow
 		bt := leadsSoon(t, b, 0, 100*time.Millisecond)
 		synctest.Wait()
-		hb.Disconnect() // b vanishes: its record stays, never renewed
+		memfault.Disconnect(hb.Store) // b vanishes: its record stays, never renewed
 		hf.getDelay.Store(0)
 		for _, want := range []string{"", "b"} { // a's release, then b
 			nextNamed(t, leaders, want, "the follower")
@@ -328,7 +328,7 @@ func TestFollowerNamesNoOneFromRecordRestoredAfterLoss(t *testing.T) {
 		time.Sleep(ttl / 6)
 		backup := other.get()
 		time.Sleep(ttl - ttl/6 + 50*time.Millisecond) // just after a renewal
-		ha.Disconnect()                               // a vanishes
+		memfault.Disconnect(ha.Store)                 // a vanishes
 		<-span.done
 		nextNamed(t, leaders, "", "after a's deadline")
 		time.Sleep(ttl / 10)
@@ -360,20 +360,20 @@ func TestHintedHolderLostAgainIsWaitedOut(t *testing.T) {
 		a, first := leaderA(t, ha, ttl)
 		b := startCandidate(t, hb, "b", ttl)
 		time.Sleep(ttl / 2)
-		ha.Disconnect() // so that b reads the key missing before a re-creates it
+		memfault.Disconnect(ha.Store) // so that b reads the key missing before a re-creates it
 		memfault.LoseData(name)
 		synctest.Wait() // b reads the key missing: the store went back
 		hb.watchDelay.Store(int64(500 * time.Millisecond))
-		ha.Reconnect()
+		memfault.Reconnect(ha.Store)
 		second := leadsSoon(t, a, first.Token, ttl) // a re-creates the key at once
 		span := spanOf(second)
-		synctest.Wait() // the event of a's record is on its way to b
-		hb.Disconnect() // b is cut off; the event still arrives, its reads fail
+		synctest.Wait()               // the event of a's record is on its way to b
+		memfault.Disconnect(hb.Store) // b is cut off; the event still arrives, its reads fail
 		// a renews 4 times, then vanishes within its lease...
 		time.Sleep(time.Until(second.Began.Add(4*ttl/3 + 50*time.Millisecond)))
-		ha.Disconnect()
+		memfault.Disconnect(ha.Store)
 		memfault.LoseData(name)
-		hb.Reconnect() // ...and b reads the key missing
+		memfault.Reconnect(hb.Store) // ...and b reads the key missing
 		ledAfter(t, leadsSoon(t, b, second.Token, 3*ttl), span)
 	})
 }
@@ -449,8 +449,8 @@ func rewindUnderWaiter(t *testing.T, name string) *rewoundWaiter {
 	ha, hb, hc := newFaultStore(t, name), newFaultStore(t, name), newFaultStore(t, name)
 	_, first := leaderA(t, ha, ttl) // term 2 over the backup
 	b := startCandidate(t, hb, "b", ttl)
-	time.Sleep(ttl / 2) // b has seen a's term 2, renewed
-	ha.Disconnect()     // a leads until its deadline, then is gone
+	time.Sleep(ttl / 2)           // b has seen a's term 2, renewed
+	memfault.Disconnect(ha.Store) // a leads until its deadline, then is gone
 	raw.put(backup)
 	synctest.Wait() // b reads the backup: the store went back; b waits a out
 	return &rewoundWaiter{t: t, raw: raw, backup: backup, hb: hb, hc: hc, b: b, first: first, ttl: ttl}
@@ -481,11 +481,11 @@ func (s *rewoundWaiter) hintedHolderRestoredOver(restore []byte) {
 	second := takesTermAgain(t, s.hc, "c", ttl, s.first)
 	span := spanOf(second)
 	synctest.Wait() // the event of c's record is on its way to b
-	s.hb.Disconnect()
+	memfault.Disconnect(s.hb.Store)
 	time.Sleep(time.Until(second.Began.Add(ttl + 700*time.Millisecond)))
-	s.hc.Disconnect()
+	memfault.Disconnect(s.hc.Store)
 	s.raw.put(restore)
-	s.hb.Reconnect()
+	memfault.Reconnect(s.hb.Store)
 	ledAfter(t, leadsSoon(t, s.b, second.Token, 3*ttl), span)
 }
 
@@ -504,14 +504,14 @@ func TestUnadoptedHolderWithLongerLeaseIsWaitedOut(t *testing.T) {
 		b := startCandidate(t, hb, "b", short)
 		// a renews for 3 TTLs: its seq (9) is above any c will reach.
 		time.Sleep(3 * short)
-		ha.Disconnect()
+		memfault.Disconnect(ha.Store)
 		hb.failGets.Store(true) // b's reads fail; its watch still works
 		// b's watch shows the restore; b cannot read it.
 		raw.put(v0)
 		second := takesTermAgain(t, hc, "c", long, first)
 		span := spanOf(second)
 		time.Sleep(time.Until(second.Began.Add(2*long/3 + 200*time.Millisecond)))
-		hc.Disconnect()
+		memfault.Disconnect(hc.Store)
 		raw.put(v0)
 		hb.failGets.Store(false)
 		ledAfter(t, leadsSoon(t, b, second.Token, 3*long), span)
@@ -539,7 +539,7 @@ func TestLeaderShownAnotherHolderIsNotExempt(t *testing.T) {
 		second := takesTermAgain(t, hc, "c", ttl, first)
 		span := spanOf(second)
 		time.Sleep(time.Until(second.Began.Add(ttl/3 + 300*time.Millisecond)))
-		hc.Disconnect()
+		memfault.Disconnect(hc.Store)
 		raw.put(v0)
 		ha.failGets.Store(false)
 		ledAfter(t, leadsSoon(t, a, second.Token, 3*ttl), span)
@@ -562,7 +562,7 @@ func TestFollowerDatesEventsQueuedDuringSlowWatchOpen(t *testing.T) {
 		hf.openDelay.Store(int64(2 * time.Second)) // the follower's watch opens after that
 		followed := followInBackground(t, hf)
 		ha.awaitWrite()
-		ha.Disconnect() // a's last write was the renewal while the watch opened
+		memfault.Disconnect(ha.Store) // a's last write was the renewal while the watch opened
 		renewed := ha.lastWrite()
 		leaders := followed()
 		namedUntilExpiry(t, leaders, "a", renewed, ttl)
@@ -601,7 +601,7 @@ func TestFollowerDatesFirstWatchEventFromItsRead(t *testing.T) {
 		synctest.Wait() // the read was served
 		hf.getDelay.Store(0)
 		ha.awaitWrite()
-		ha.Disconnect() // a's last write: the renewal while the read's answer was on its way
+		memfault.Disconnect(ha.Store) // a's last write: the renewal while the read's answer was on its way
 		renewed := ha.lastWrite()
 		leaders := followed()
 		namedUntilExpiry(t, leaders, "a", renewed, ttl)
@@ -675,7 +675,7 @@ func TestFollowerNeverNamesHolderExpiredBeforeFirstReadAnswered(t *testing.T) {
 		ha, hf := newFaultStore(t, name), newFaultStore(t, name)
 		leaderA(t, ha, ttl)
 		ha.awaitWrite()
-		ha.Disconnect()
+		memfault.Disconnect(ha.Store)
 		renewed := ha.lastWrite()
 		hf.getDelay.Store(int64(ttl - ttl/10 + 10*time.Millisecond)) // the read answers past 90% of the TTL
 		f := NewFollower(hf, "k")

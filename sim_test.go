@@ -520,7 +520,7 @@ func (r *simRun) observe() bool {
 		if !a.healAt.IsZero() && !now.Before(a.healAt) {
 			a.healAt = time.Time{}
 			r.logf("%s: partition healed", a.label)
-			a.h.Reconnect()
+			memfault.Reconnect(a.h)
 			r.check.cutEnd(a.w)
 			r.settle()
 		}
@@ -614,7 +614,7 @@ func (r *simRun) healAll() {
 	for _, s := range r.slots {
 		if a := s.actor; a != nil && !a.healAt.IsZero() {
 			a.healAt = time.Time{}
-			a.h.Reconnect()
+			memfault.Reconnect(a.h)
 			r.check.cutEnd(a.w)
 		}
 		if a := s.actor; a != nil && a.paused() {
@@ -974,7 +974,7 @@ func (r *simRun) actPartition() bool {
 		return false
 	}
 	a.healAt = time.Now().Add(r.between(r.maxTTL/5, 3*r.maxTTL))
-	a.h.Disconnect()
+	memfault.Disconnect(a.h)
 	r.check.cutStart(a.w)
 	r.fault(a.w, "partitioned until %s", r.at(a.healAt))
 	return true

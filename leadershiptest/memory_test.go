@@ -12,7 +12,7 @@ import (
 )
 
 // memoryBackend runs the suite on the embedded store: every client is a
-// handle of one named backend, Cut and Heal are Disconnect and Reconnect,
+// handle of one named backend, Cut and Heal are memfault's Disconnect and Reconnect,
 // Vanish is Close, and the server stops and starts with StopServer and
 // StartServer (after LoseData when loseData is set, as a server without
 // persistence comes back).
@@ -32,8 +32,8 @@ func (b memoryBackend) Client(t *testing.T) *leadershiptest.Client {
 	}
 	return &leadershiptest.Client{
 		Store:  h,
-		Cut:    h.Disconnect,
-		Heal:   h.Reconnect,
+		Cut:    func() { memfault.Disconnect(h) },
+		Heal:   func() { memfault.Reconnect(h) },
 		Vanish: func() { _ = h.Close() },
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/kvtools/valkeyrie/store"
+	"github.com/leadership-go/leadership/internal/memfault"
 	"github.com/leadership-go/leadership/store/memory"
 )
 
@@ -147,7 +148,7 @@ func TestRunLostLeaseStopsChildFirst(t *testing.T) {
 		t.Fatal("no handle captured")
 	}
 	cut := time.Now()
-	h.Disconnect()
+	memfault.Disconnect(h)
 	var gone time.Time
 	goneCh := make(chan struct{})
 	go func() {
@@ -166,7 +167,7 @@ func TestRunLostLeaseStopsChildFirst(t *testing.T) {
 	if log := runs[first.name].stderr.String(); !strings.Contains(log, "leadership ended: stopping COMMAND") || !strings.Contains(log, "SIGKILL") {
 		t.Errorf("%s log lacks the stop and the SIGKILL:\n%s", first.name, log)
 	}
-	h.Reconnect()
+	memfault.Reconnect(h)
 	for name, p := range runs {
 		if code := p.stop(t); code != exitOK {
 			t.Errorf("%s exit %d; stderr:\n%s", name, code, p.stderr.String())

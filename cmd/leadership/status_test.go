@@ -9,6 +9,7 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 	"github.com/leadership-go/leadership"
+	"github.com/leadership-go/leadership/internal/memfault"
 )
 
 // statusTTL is the lease of the candidates the status tests start: short,
@@ -79,7 +80,7 @@ func TestStatusCrashedLeader(t *testing.T) {
 	storeURL, storeName := memoryURL(t)
 	c := startCandidate(t, storeName, "k", "node-1", statusTTL)
 	leaderOf(t, []*testCandidate{c})
-	c.h.Disconnect() // no write of node-1 reaches the store after this
+	memfault.Disconnect(c.h) // no write of node-1 reaches the store after this
 	code, out, errOut := runCLI(t, "status", "--store", storeURL, "--key", "k")
 	if code != exitUnconfirmed || !strings.HasSuffix(out, " - 1\n") {
 		t.Errorf("crashed leader: exit %d (want %d), stdout %q, stderr %q", code, exitUnconfirmed, out, errOut)

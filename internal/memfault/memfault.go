@@ -1,10 +1,13 @@
 // Package memfault reaches the test faults of the in-memory store
 // (package store/memory) without making them part of its API: stopping
-// and restarting a backend's server, losing its data, and asking whether
-// this process uses a backend name. Package memory sets the hooks in its
-// init, so a program calling these has imported it (it opens memory
-// stores); a call before that panics.
+// and restarting a backend's server, losing its data, cutting one handle
+// off and healing it, and asking whether this process uses a backend
+// name. Package memory sets the hooks in its init, so a program calling
+// these has imported it (it opens memory stores); a call before that
+// panics.
 package memfault
+
+import "github.com/kvtools/valkeyrie/store"
 
 // Hooks are the in-memory store's faults, set by package memory's init.
 // They are exported only for package memory; the functions below are the
@@ -14,6 +17,15 @@ var Hooks struct {
 	StartServer func(name string)
 	LoseData    func(name string)
 	InUse       func(name string) bool
+}
+
+// HandleHooks are the in-memory store's faults of one handle (h is a
+// *memory.Store), set by package memory's init as Hooks are. They are
+// exported only for package memory; Disconnect and Reconnect are the way
+// to call them.
+var HandleHooks struct {
+	Disconnect func(h store.Store)
+	Reconnect  func(h store.Store)
 }
 
 // linked panics when package memory has not set the hooks.
@@ -49,3 +61,18 @@ func LoseData(name string) { linked(); Hooks.LoseData(name) }
 // a name not in use is an empty store. (The command uses it to warn that
 // memory:// is not shared between processes.)
 func InUse(name string) bool { linked(); return Hooks.InUse(name) }
+
+// Disconnect cuts the handle h, a *memory.Store, off from its backend,
+// like a network partition. Every call then fails with an error matching
+// store.ErrUnreachable, blocked Lock calls return it, and the handle no
+// longer keeps its keys and locks alive: they expire one TTL after the
+// disconnect unless Reconnect comes first. Open watches stay open but
+// deliver nothing until Reconnect. Disconnect is idempotent, safe from any
+// goroutine, and a no-op on a closed handle; h of another type panics.
+func Disconnect(h store.Store) { linked(); HandleHooks.Disconnect(h) }
+
+// Reconnect heals a Disconnect of h: calls work again, keep-alive resumes
+// for the keys and locks the handle still holds, and each open watch first
+// receives the current state of what changed meanwhile. Reconnect is
+// idempotent, safe from any goroutine, and a no-op on a closed handle.
+func Reconnect(h store.Store) { linked(); HandleHooks.Reconnect(h) }

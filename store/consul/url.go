@@ -1,25 +1,18 @@
 package consul
 
 import (
-	"context"
-
-	"github.com/kvtools/valkeyrie/store"
 	lstore "github.com/leadership-go/leadership/store"
 	"github.com/leadership-go/leadership/store/open"
 )
 
 // Importing the package registers consul:// with store/open.
-func init() { open.Register([]string{"consul"}, openURL) }
+func init() { open.RegisterAdapter([]string{"consul"}, urlConfig, Open) }
 
-// openURL opens Consul: consul://[token@]h:8500[?token=T&tls=true&ca=FILE].
-func openURL(ctx context.Context, raw string) (store.Store, error) {
-	s, err := open.Parse(raw)
-	if err != nil {
-		return nil, err
-	}
+// urlConfig reads Consul: consul://[token@]h:8500[?token=T&tls=true&ca=FILE].
+func urlConfig(s *open.Spec) (Config, error) {
 	eps, err := s.HostPorts("8500")
 	if err != nil {
-		return nil, err
+		return Config{}, err
 	}
 	token := s.Param("token")
 	if token == "" && s.HasAuth {
@@ -28,14 +21,6 @@ func openURL(ctx context.Context, raw string) (store.Store, error) {
 			token = s.Password // consul://anything:TOKEN@host
 		}
 	}
-	cfg := Config{Endpoints: eps, Token: lstore.Secret(token), TLS: s.TLS(),
-		DialTimeout: s.Duration("dial_timeout"), RequestTimeout: s.Duration("request_timeout")}
-	if err := s.Check(); err != nil {
-		return nil, err
-	}
-	kv, err := Open(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	return kv, nil
+	return Config{Endpoints: eps, Token: lstore.Secret(token), TLS: s.TLS(),
+		DialTimeout: s.Duration("dial_timeout"), RequestTimeout: s.Duration("request_timeout")}, nil
 }

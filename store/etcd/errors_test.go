@@ -8,22 +8,15 @@ import (
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
-// This package's errors match the kinds of store's shared vocabulary they
-// stand for, and no others: callers match them with errors.Is(err,
-// store.ErrX), never with a sentinel of this package.
+// This package's errors stand for the kinds of store's shared vocabulary
+// (storetest.ErrorKinds).
 func TestErrorKinds(t *testing.T) {
-	for _, c := range []struct {
-		what  string
-		err   error
-		kinds []error
-	}{
-		{`errInvalidConfig`, errInvalidConfig, []error{lstore.ErrInvalidConfig}},
-		{`errCertificateRefused`, errCertificateRefused, []error{lstore.ErrTLS}},
-		{`errAuthFailed`, errAuthFailed, []error{lstore.ErrAuth}},
-		{`errPermissionDenied`, errPermissionDenied, []error{lstore.ErrPermission}},
-		{`invalid("Endpoints", "none")`, invalid("Endpoints", "none"), []error{lstore.ErrInvalidConfig}},
-		{`unreachable(nil, context.DeadlineExceeded)`, unreachable(nil, context.DeadlineExceeded), []error{lstore.ErrUnreachable}},
-	} {
-		storetest.Kinds(t, c.what, c.err, c.kinds...)
-	}
+	storetest.ErrorKinds(t, storetest.Errors{
+		`errInvalidConfig`:                           {errInvalidConfig, lstore.ErrInvalidConfig},
+		`errCertificateRefused`:                      {errCertificateRefused, lstore.ErrTLS},
+		`errAuthFailed`:                              {errAuthFailed, lstore.ErrAuth},
+		`errPermissionDenied`:                        {errPermissionDenied, lstore.ErrPermission},
+		`invalid("Endpoints", "none")`:               {invalid("Endpoints", "none"), lstore.ErrInvalidConfig},
+		`unreachable(nil, context.DeadlineExceeded)`: {unreachable(nil, context.DeadlineExceeded), lstore.ErrUnreachable},
+	})
 }

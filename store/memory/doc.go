@@ -39,16 +39,11 @@
 //
 // # Fault injection
 //
-// Tests can simulate failures. A handle can be cut off and healed:
-//
-//	h, _ := memory.Open(ctx, memory.Config{Name: "cluster-a"})
-//	h.Disconnect()                  // network partition of one handle
-//	h.Reconnect()                   // partition healed
-//
-// The faults of a whole backend are this module's own test hooks, in the
+// This module's own tests simulate failures with test hooks in the
 // internal package internal/memfault (out of this package's API): its
-// StopServer and StartServer take the backend down and back, LoseData
-// brings it back without its data (no persistence).
+// Disconnect and Reconnect cut one handle off, like a network partition,
+// and heal it; StopServer and StartServer take a whole backend down and
+// back, LoseData brings it back without its data (no persistence).
 //
 // While unreachable, calls fail with errors matching store.ErrUnreachable
 // (valkeyrie's store.ErrNotReachable), nothing can be kept alive so leases

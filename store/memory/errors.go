@@ -28,12 +28,12 @@ var (
 	errClosed = adapter.Sentinel("memory: store handle closed: "+store.ErrNotReachable.Error(), lstore.ErrClosed, store.ErrNotReachable)
 
 	// errDisconnected is every method's error on a handle cut off from its
-	// backend (a test fault, see store/internal/memfault): it matches
+	// backend (a test fault, see internal/memfault): it matches
 	// store.ErrUnreachable.
 	errDisconnected = fmt.Errorf("memory: store handle disconnected: %w", store.ErrNotReachable)
 
 	// errServerDown is every method's error on every handle of a backend
-	// whose server is stopped (a test fault, see store/internal/memfault):
+	// whose server is stopped (a test fault, see internal/memfault):
 	// it matches store.ErrUnreachable.
 	errServerDown = fmt.Errorf("memory: server is down: %w", store.ErrNotReachable)
 

@@ -7,23 +7,16 @@ import (
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
-// This package's errors match the kinds of store's shared vocabulary they
-// stand for, and no others: callers match them with errors.Is(err,
-// store.ErrX), never with a sentinel of this package.
+// This package's errors stand for the kinds of store's shared vocabulary
+// (storetest.ErrorKinds).
 func TestErrorKinds(t *testing.T) {
-	for _, c := range []struct {
-		what  string
-		err   error
-		kinds []error
-	}{
-		{`errNoName`, errNoName, []error{lstore.ErrInvalidConfig}},
-		{`errEmptyKey`, errEmptyKey, []error{lstore.ErrInvalidKey}},
-		{`errClosed`, errClosed, []error{lstore.ErrClosed, lstore.ErrUnreachable}},
-		{`errDisconnected`, errDisconnected, []error{lstore.ErrUnreachable}},
-		{`errServerDown`, errServerDown, []error{lstore.ErrUnreachable}},
-		{`errNotLocked`, errNotLocked, []error{lstore.ErrNotLocked}},
-		{`errAlreadyLocked`, errAlreadyLocked, []error{lstore.ErrAlreadyLocked}},
-	} {
-		storetest.Kinds(t, c.what, c.err, c.kinds...)
-	}
+	storetest.ErrorKinds(t, storetest.Errors{
+		`errNoName`:        {errNoName, lstore.ErrInvalidConfig},
+		`errEmptyKey`:      {errEmptyKey, lstore.ErrInvalidKey},
+		`errClosed`:        {errClosed, lstore.ErrClosed, lstore.ErrUnreachable},
+		`errDisconnected`:  {errDisconnected, lstore.ErrUnreachable},
+		`errServerDown`:    {errServerDown, lstore.ErrUnreachable},
+		`errNotLocked`:     {errNotLocked, lstore.ErrNotLocked},
+		`errAlreadyLocked`: {errAlreadyLocked, lstore.ErrAlreadyLocked},
+	})
 }

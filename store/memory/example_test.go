@@ -51,20 +51,3 @@ func Example() {
 	// watch: node-2
 	// watch: deleted=true
 }
-
-func ExampleStore_Disconnect() {
-	ctx := context.Background()
-
-	s, _ := memory.Open(context.Background(), memory.Config{Name: "example-partition"})
-	defer s.Close()
-
-	s.Disconnect()
-	fmt.Println(s.Put(ctx, "k", []byte("v"), nil))
-
-	s.Reconnect()
-	fmt.Println(s.Put(ctx, "k", []byte("v"), nil))
-
-	// Output:
-	// memory: store handle disconnected: api not reachable
-	// <nil>
-}

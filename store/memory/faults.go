@@ -1,39 +1,40 @@
 package memory
 
 import (
+	"fmt"
 	"sort"
+
+	"github.com/kvtools/valkeyrie/store"
 
 	"github.com/leadership-go/leadership/internal/memfault"
 )
 
 // The test faults of a backend (stopping its server, losing its data) and
-// InUse are reached through internal/memfault, out of this package's API.
+// of a handle (Disconnect, Reconnect), and InUse, are reached through
+// internal/memfault, out of this package's API.
 func init() {
 	memfault.Hooks.StopServer = stopServer
 	memfault.Hooks.StartServer = startServer
 	memfault.Hooks.LoseData = loseData
 	memfault.Hooks.InUse = inUse
+	memfault.HandleHooks.Disconnect = func(h store.Store) { handle(h, "Disconnect").setDisconnected(true) }
+	memfault.HandleHooks.Reconnect = func(h store.Store) { handle(h, "Reconnect").setDisconnected(false) }
 }
 
-// Disconnect cuts the handle off from its backend, like a network
-// partition. Every call then fails with errDisconnected (which wraps
-// store.ErrNotReachable), blocked Lock calls return it, and the handle no
-// longer keeps its keys and locks alive: they expire one TTL after the
-// disconnect unless Reconnect comes first. Open watches stay open but
-// deliver nothing until Reconnect. Disconnect is idempotent, safe from any
-// goroutine, and a no-op on a closed handle.
-func (s *Store) Disconnect() {
-	s.setDisconnected(true)
+// handle is h, for the fault what of one handle: a *Store, else a panic.
+func handle(h store.Store, what string) *Store {
+	s, ok := h.(*Store)
+	if !ok || s == nil {
+		panic(fmt.Sprintf("memfault: %s of a %T, not a *memory.Store", what, h))
+	}
+	return s
 }
 
-// Reconnect heals a Disconnect: calls work again, keep-alive resumes for
-// the keys and locks the handle still holds, and each open watch first
-// receives the current state of what changed meanwhile. Reconnect is
-// idempotent, safe from any goroutine, and a no-op on a closed handle.
-func (s *Store) Reconnect() {
-	s.setDisconnected(false)
-}
-
+// setDisconnected cuts the handle off from its backend (v), like a network
+// partition, or heals the cut (!v): see memfault.Disconnect and Reconnect.
+// Every call of a cut handle fails with errDisconnected (which wraps
+// store.ErrNotReachable). It is idempotent, safe from any goroutine, and a
+// no-op on a closed handle.
 func (s *Store) setDisconnected(v bool) {
 	b := s.b
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/kvtools/valkeyrie/store"
 
+	"github.com/leadership-go/leadership/internal/memfault"
 	"github.com/leadership-go/leadership/store/internal/storetest"
 )
 
@@ -14,8 +15,8 @@ func TestDisconnectErrors(t *testing.T) {
 	ctx := context.Background()
 	s, other := openTwo(t)
 
-	s.Disconnect()
-	s.Disconnect() // idempotent
+	memfault.Disconnect(s)
+	memfault.Disconnect(s) // idempotent
 
 	err := s.Put(ctx, "k", []byte("v"), nil)
 	require.ErrorIs(t, err, errDisconnected)
@@ -25,8 +26,8 @@ func TestDisconnectErrors(t *testing.T) {
 
 	require.NoError(t, other.Put(ctx, "k", []byte("v"), nil), "other handles are unaffected")
 
-	s.Reconnect()
-	s.Reconnect()
+	memfault.Reconnect(s)
+	memfault.Reconnect(s)
 
 	p, err := s.Get(ctx, "k", nil)
 	require.NoError(t, err)
@@ -44,9 +45,9 @@ func TestDisconnectLockExpiresUnlessReconnected(t *testing.T) {
 	require.NoError(t, err)
 
 	// A short partition, healed before the TTL, keeps the lock.
-	owner.Disconnect()
+	memfault.Disconnect(owner)
 	time.Sleep(ttl / 10)
-	owner.Reconnect()
+	memfault.Reconnect(owner)
 	time.Sleep(ttl * 2)
 	requireOpen(t, lost, "lock after a short partition")
 
@@ -60,7 +61,7 @@ func TestDisconnectLockExpiresUnlessReconnected(t *testing.T) {
 		got <- err
 	}()
 
-	owner.Disconnect()
+	memfault.Disconnect(owner)
 	requireSignal(t, lost, "lost after partition")
 
 	select {
@@ -70,7 +71,7 @@ func TestDisconnectLockExpiresUnlessReconnected(t *testing.T) {
 		t.Fatal("contender not granted after expiry")
 	}
 
-	owner.Reconnect()
+	memfault.Reconnect(owner)
 	assert.ErrorIs(t, l.Unlock(ctx), errNotLocked)
 
 	p, err := owner.Get(ctx, "lock", nil)
@@ -88,7 +89,7 @@ func TestDisconnectWakesBlockedLock(t *testing.T) {
 	require.NoError(t, err)
 
 	blocked := storetest.StartLock(ctx, lw, 20*time.Millisecond)
-	waiter.Disconnect()
+	memfault.Disconnect(waiter)
 	assert.ErrorIs(t, blocked.Wait(t, "blocked Lock did not return on Disconnect").Err, errDisconnected)
 }
 
@@ -99,7 +100,7 @@ func TestDisconnectKeepAlivePut(t *testing.T) {
 	opts := &store.WriteOptions{TTL: 200 * time.Millisecond, KeepAlive: true}
 	require.NoError(t, w.Put(ctx, "k", []byte("v"), opts))
 
-	w.Disconnect()
+	memfault.Disconnect(w)
 	time.Sleep(400 * time.Millisecond)
 
 	ok, err := r.Exists(ctx, "k", nil)
@@ -122,7 +123,7 @@ func TestWatchAcrossDisconnect(t *testing.T) {
 	assert.Equal(t, []byte("v0"), storetest.NextPair(t, events).Value)
 	assert.Equal(t, []string{"k"}, storetest.Keys(storetest.NextList(t, tree)))
 
-	s.Disconnect()
+	memfault.Disconnect(s)
 	for _, v := range []string{"v1", "v2", "v3"} {
 		require.NoError(t, other.Put(ctx, "k", []byte(v), nil))
 	}
@@ -134,7 +135,7 @@ func TestWatchAcrossDisconnect(t *testing.T) {
 	case <-time.After(50 * time.Millisecond):
 	}
 
-	s.Reconnect()
+	memfault.Reconnect(s)
 	assert.Equal(t, []byte("v3"), storetest.NextPair(t, events).Value, "current state first")
 	assert.Equal(t, []string{"k", "k2"}, storetest.Keys(storetest.NextList(t, tree)))
 
@@ -142,8 +143,8 @@ func TestWatchAcrossDisconnect(t *testing.T) {
 	assert.Equal(t, []byte("v4"), storetest.NextPair(t, events).Value, "then continues")
 
 	// Nothing changed during a partition: nothing to deliver on reconnect.
-	s.Disconnect()
-	s.Reconnect()
+	memfault.Disconnect(s)
+	memfault.Reconnect(s)
 	require.NoError(t, other.Put(ctx, "k", []byte("v5"), nil))
 	assert.Equal(t, []byte("v5"), storetest.NextPair(t, events).Value)
 }

@@ -125,7 +125,7 @@ func (s *Store) enterKey(ctx context.Context, key string) (string, error) {
 
 // Put writes value at key. With opts.TTL > 0 the key expires TTL after the
 // write, or, with opts.KeepAlive, TTL after this handle stops keeping it
-// alive (Close, Disconnect, a stopped server). A write without TTL makes the key
+// alive (Close, a disconnect, a stopped server). A write without TTL makes the key
 // persistent.
 func (s *Store) Put(ctx context.Context, key string, value []byte, opts *store.WriteOptions) error {
 	k, err := s.enterKey(ctx, key)

@@ -317,16 +317,23 @@ func (s *Spec) Duration(name string) time.Duration { return s.reader().duration(
 // Check. The server is always verified.
 func (s *Spec) TLS() *tls.Config { return tlsConfig(s.reader()) }
 
-// Unread returns the query parameters nothing has read yet, for a backend
-// that hands them on to its driver (PostgreSQL's are pgx's).
-func (s *Spec) Unread() url.Values {
-	p, out := s.reader(), url.Values{}
+// DSN returns the URL Parse was given, its query reduced to the
+// parameters nothing has read yet, and marks those read: for a backend
+// whose driver takes the URL itself once the backend has read its own
+// parameters (PostgreSQL's: the rest are pgx's). It holds the password:
+// never show it.
+func (s *Spec) DSN() string {
+	p, rest := s.reader(), url.Values{}
 	for k, v := range s.Params {
 		if !p.used[k] {
-			out[k] = v
+			rest[k], p.used[k] = v, true
 		}
 	}
-	return out
+	dsn, _, _ := strings.Cut(strings.TrimSpace(s.raw), "?")
+	if enc := rest.Encode(); enc != "" {
+		dsn += "?" + enc
+	}
+	return dsn
 }
 
 // Check returns the first error met reading the parameters, or a

@@ -25,6 +25,17 @@ func TestParse(t *testing.T) {
 	if got := zk.String(); strings.Contains(got, "SecretDigest") || strings.Contains(got, "pw") || !strings.Contains(got, "digest%3Areader%3Axxxxx%3Ar") {
 		t.Fatalf("String leaks a ZooKeeper ACL digest or mangles it: %s", got)
 	}
+	pg, err := Parse(" postgres://u:p%40ss@h1,h2:5433/db?table=t&sslmode=verify-full&sslrootcert=ca.crt ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg.Param("table")
+	if got, want := pg.DSN(), "postgres://u:p%40ss@h1,h2:5433/db?sslmode=verify-full&sslrootcert=ca.crt"; got != want {
+		t.Errorf("DSN: %s, want %s", got, want)
+	}
+	if err := pg.Check(); err != nil {
+		t.Errorf("Check after DSN: %v, want the parameters it took read", err)
+	}
 	hp, err := (&Spec{Endpoints: []string{"h1", "[::1]", "h2:1"}}).HostPorts("2379")
 	if err != nil || strings.Join(hp, ",") != "h1:2379,[::1]:2379,h2:1" {
 		t.Fatalf("HostPorts: %v %v", hp, err)

@@ -88,6 +88,36 @@ func Register(schemes []string, open Opener) {
 	Schemes = builtInSchemes()
 }
 
+// RegisterAdapter registers schemes (see Register) for a network adapter
+// whose URLs Parse reads: its Opener parses the URL, has config read the
+// Spec into the adapter's Config (HostPorts, Param, Duration, TLS, and a
+// *ConfigError from Invalid for what it refuses), checks that every
+// parameter was read and well formed (Check), and only then, before any
+// network activity, opens the store with open (the adapter's Open).
+func RegisterAdapter[C any, S store.Store](schemes []string, config func(*Spec) (C, error), open func(context.Context, C) (S, error)) {
+	if config == nil || open == nil {
+		panic("open: RegisterAdapter needs a config and an open function")
+	}
+	Register(schemes, func(ctx context.Context, rawURL string) (store.Store, error) {
+		s, err := Parse(rawURL)
+		if err != nil {
+			return nil, err
+		}
+		cfg, err := config(s)
+		if err != nil {
+			return nil, err
+		}
+		if err := s.Check(); err != nil {
+			return nil, err
+		}
+		kv, err := open(ctx, cfg)
+		if err != nil {
+			return nil, err
+		}
+		return kv, nil
+	})
+}
+
 // validScheme reports whether s is a URL scheme (RFC 3986, lower case).
 func validScheme(s string) bool {
 	for i, r := range s {

@@ -110,3 +110,38 @@ func TestRegisterFillsPlaceholder(t *testing.T) {
 		t.Fatalf("schemes named by backends: %v", seen)
 	}
 }
+
+// TestRegisterAdapter checks that RegisterAdapter's Opener hands the
+// Spec to config, refuses a parameter config did not read before open
+// runs, returns config's errors as they are, and opens with config's
+// Config.
+func TestRegisterAdapter(t *testing.T) {
+	scheme := fmt.Sprintf("test-adapter%d", registerRuns.Add(1))
+	errConfig := errors.New("test config")
+	var opened []string
+	RegisterAdapter([]string{scheme}, func(s *Spec) (string, error) {
+		if s.Param("fail") != "" {
+			return "", errConfig
+		}
+		return s.Param("name"), nil
+	}, func(_ context.Context, name string) (*memory.Store, error) {
+		opened = append(opened, name)
+		return memory.Open(context.Background(), memory.Config{Name: name})
+	})
+	ctx := context.Background()
+	kv, err := Store(ctx, scheme+"://h?name=register-adapter")
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv.Close()
+	if _, err := Store(ctx, scheme+"://h?fail=1"); !errors.Is(err, errConfig) {
+		t.Errorf("config's error: got %v", err)
+	}
+	var ce *ConfigError
+	if _, err := Store(ctx, scheme+"://h?name=x&extra=1"); !errors.As(err, &ce) || ce.Field != "extra" {
+		t.Errorf("a parameter config did not read: %v, want a *ConfigError naming it", err)
+	}
+	if want := []string{"register-adapter"}; !slices.Equal(opened, want) {
+		t.Errorf("opened %q, want %q", opened, want)
+	}
+}

@@ -4,9 +4,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
-	"net"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
 
@@ -40,29 +38,24 @@ const (
 )
 
 // Config is the configuration accepted by Open and by valkeyrie.NewStore
-// under StoreName. Every field but DSN (or Endpoints) may be left zero
-// for its default (valkeyrie.NewStore also takes a nil *Config).
+// under StoreName. DSN says where the servers are; every other field may
+// be left zero for its default (valkeyrie.NewStore also takes a nil
+// *Config).
 type Config struct {
-	// Endpoints, when set, are the servers' addresses, host:port, tried in
-	// order: they replace the hosts and ports of the DSN, each with the
-	// DSN's TLS settings (its server name set to the endpoint's host).
-	// With Endpoints the DSN may be empty: its other settings then come
-	// from libpq's environment variables (PGDATABASE, PGSSLMODE, ...).
-	Endpoints []string
+	// DSN is the PostgreSQL URL or key/value DSN that Open connects to, as
+	// pgx takes it ("postgres://user:pass@host:5432/db?sslmode=verify-full&sslrootcert=CA",
+	// several hosts as "host1:5432,host2:5432", tried in order). A
+	// password or client key is never sent without verified TLS unless it
+	// says sslmode=disable (else a *store.ConfigError for sslmode).
+	// valkeyrie.NewStore takes its first endpoint in its place when given
+	// one. DSN is a store.Secret (it may hold a password): fmt, JSON and
+	// slog show it masked whole.
+	DSN lstore.Secret
 
 	// Username and Password, when set, replace the DSN's user and password.
 	Username string
 	// Password is a store.Secret: fmt, JSON and slog show it masked.
 	Password lstore.Secret
-
-	// DSN is the PostgreSQL DSN or URL that Open connects to, as pgx takes
-	// it ("postgres://user:pass@host:5432/db?sslmode=verify-full&sslrootcert=CA").
-	// A password or client key is never sent without verified TLS unless
-	// it says sslmode=disable (else a *store.ConfigError for sslmode). valkeyrie.NewStore takes its first
-	// endpoint in its place when given one.
-	// DSN is a store.Secret (it may hold a password): fmt, JSON and slog
-	// show it masked whole.
-	DSN lstore.Secret
 
 	// Table is the table holding the keys, created if missing. Default
 	// "leadership_kv". Letters, digits and underscores, at most 54 bytes.
@@ -153,10 +146,6 @@ func (c *Config) resolve() (settings, error) {
 	if cfg.RequestTimeout < 0 {
 		return st, invalid("RequestTimeout", "", fmt.Sprintf("negative: %v", cfg.RequestTimeout), nil)
 	}
-	if err := adapter.CheckEndpoints(errInvalidConfig, cfg.Endpoints, 0, ""); len(cfg.Endpoints) > 0 && err != nil {
-		return st, err
-	}
-
 	if cfg.MaxConns < 0 {
 		return st, invalid("MaxConns", "", fmt.Sprintf("negative: %d", cfg.MaxConns), nil)
 	}
@@ -184,9 +173,7 @@ func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	}
 
 	if c != nil {
-		if err := c.override(cc); err != nil {
-			return nil, err
-		}
+		c.override(cc)
 	}
 
 	if c != nil && c.TLS != nil {
@@ -203,48 +190,14 @@ func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	return pc, nil
 }
 
-// override puts c's Endpoints, Username and Password in cc, in place of
-// the DSN's.
-func (c *Config) override(cc *pgx.ConnConfig) error {
+// override puts c's Username and Password in cc, in place of the DSN's.
+func (c *Config) override(cc *pgx.ConnConfig) {
 	if c.Username != "" {
 		cc.User = c.Username
 	}
 	if c.Password != "" {
 		cc.Password = string(c.Password)
 	}
-	if len(c.Endpoints) == 0 {
-		return nil
-	}
-	// The DSN's attempts on its first host (TLS, then plain text for
-	// sslmode=prefer, ...) are made on every endpoint in turn.
-	host, port := cc.Host, cc.Port
-	var variants []*pgconn.FallbackConfig
-	for _, f := range append([]*pgconn.FallbackConfig{{Host: cc.Host, Port: cc.Port, TLSConfig: cc.TLSConfig}}, cc.Fallbacks...) {
-		if f.Host == host && f.Port == port {
-			variants = append(variants, f)
-		}
-	}
-	var all []*pgconn.FallbackConfig
-	for _, ep := range c.Endpoints {
-		h, p, err := net.SplitHostPort(ep)
-		if err != nil {
-			return invalid("Endpoints", ep, "want host:port", err)
-		}
-		n, err := strconv.ParseUint(p, 10, 16)
-		if err != nil {
-			return invalid("Endpoints", ep, "want a port from 1 to 65535", err)
-		}
-		for _, v := range variants {
-			f := &pgconn.FallbackConfig{Host: h, Port: uint16(n), TLSConfig: v.TLSConfig}
-			if t := f.TLSConfig; t != nil && t.ServerName == host {
-				f.TLSConfig = t.Clone()
-				f.TLSConfig.ServerName = h
-			}
-			all = append(all, f)
-		}
-	}
-	cc.Host, cc.Port, cc.TLSConfig, cc.Fallbacks = all[0].Host, all[0].Port, all[0].TLSConfig, all[1:]
-	return nil
 }
 
 // parseReason is why pgx could not parse a DSN, without the DSN: pgx's

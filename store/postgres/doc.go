@@ -3,8 +3,10 @@
 //
 // # Opening
 //
-// Open takes a DSN or URL, and optionally Endpoints, Username and Password
-// that replace its hosts and credentials:
+// Open takes the servers' address as a DSN, a URL or key/value string as
+// pgx and libpq take it (several hosts as h1:5432,h2:5432, tried in
+// order), and optionally a Username and Password that replace its
+// credentials:
 //
 //	kv, err := postgres.Open(ctx, postgres.Config{
 //		DSN:   "postgres://user:pass@db:5432/app?sslmode=verify-full&sslrootcert=/etc/ssl/db-ca.crt",

@@ -13,9 +13,9 @@ import (
 const backend = "postgres"
 
 var (
-	// errNoEndpoint is returned by Open for an empty DSN without
-	// Endpoints (and by valkeyrie.NewStore without an endpoint). It
-	// matches the shared store.ErrInvalidConfig.
+	// errNoEndpoint is returned by Open for an empty DSN (and by
+	// valkeyrie.NewStore without an endpoint). It matches the shared
+	// store.ErrInvalidConfig.
 	errNoEndpoint = adapter.Sentinel("postgres: a DSN is required as the first endpoint", lstore.ErrInvalidConfig)
 
 	// errInvalidConfig is wrapped by the errors Open returns for an

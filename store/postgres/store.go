@@ -62,11 +62,11 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// Open connects to the server at cfg.DSN (or cfg.Endpoints), creates the
-// schema if needed, starts listening and returns the handle. It fails within
+// Open connects to the server at cfg.DSN, creates the schema if needed,
+// starts listening and returns the handle. It fails within
 // cfg.DialTimeout (default 5s) with an error wrapping
 // store.ErrNotReachable (an error matching store.ErrUnreachable) when the server cannot be
-// reached, at once with an error matching store.ErrInvalidConfig for an empty DSN without Endpoints, and with a
+// reached, at once with an error matching store.ErrInvalidConfig for an empty DSN, and with a
 // *store.ConfigError for an unusable DSN or Config.
 func Open(ctx context.Context, cfg Config) (*Store, error) {
 	return open(ctx, string(cfg.DSN), &cfg)
@@ -74,7 +74,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 
 // open is Open on dsn.
 func open(ctx context.Context, dsn string, cfg *Config) (*Store, error) {
-	if dsn == "" && (cfg == nil || len(cfg.Endpoints) == 0) {
+	if dsn == "" {
 		return nil, errNoEndpoint
 	}
 

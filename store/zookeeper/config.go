@@ -62,8 +62,9 @@ type Config struct {
 	// right for the candidate's identity and read for the followers',
 	// such as "auth::cdrwa,digest:reader:BASE64:r". The scheme auth
 	// stands for the store's own digest identity (Username, Password) and
-	// needs a Username.
-	ACL []zk.ACL
+	// needs a Username. It is a []zk.ACL whose digests fmt, JSON and slog
+	// show masked.
+	ACL aclList
 
 	// TLS, when set, makes the client speak TLS to the servers' secure
 	// client port (secureClientPort) with this configuration: its
@@ -140,33 +141,37 @@ func (c Config) resolve() (settings, error) {
 	return st, nil
 }
 
-// configNoMethods is Config without its methods, for the encodings below.
-type configNoMethods Config
+// aclList is the type of Config.ACL: a []zk.ACL (any []zk.ACL is assigned
+// to it) that fmt, JSON and slog show with the digests masked, where a
+// store.Secret, a string, cannot stand.
+type aclList []zk.ACL
 
-// masked is c with its secrets masked.
-func (c Config) masked() configNoMethods {
-	m := configNoMethods(c)
-	if len(m.ACL) > 0 {
-		m.ACL = slices.Clone(m.ACL)
-		for i, a := range m.ACL {
-			if user, _, ok := strings.Cut(a.ID, ":"); ok && strings.EqualFold(a.Scheme, "digest") {
-				m.ACL[i].ID = user + ":" + adapter.Mask // a digest can be guessed offline
-			}
+// masked is l with the digests of its digest entries masked: a digest can
+// be guessed offline.
+func (l aclList) masked() []zk.ACL {
+	if l == nil {
+		return nil
+	}
+	m := slices.Clone([]zk.ACL(l))
+	for i, a := range m {
+		if user, _, ok := strings.Cut(a.ID, ":"); ok && strings.EqualFold(a.Scheme, "digest") {
+			m[i].ID = user + ":" + adapter.Mask
 		}
 	}
 	return m
 }
 
-// Format prints c as fmt would (%v, %+v, %#v, %s), its secrets masked.
-func (c Config) Format(f fmt.State, verb rune) {
-	adapter.FormatMasked(f, verb, c.masked(), "zookeeper.configNoMethods", "zookeeper.Config")
+// Format prints l as fmt would a []zk.ACL (every verb), its digests
+// masked.
+func (l aclList) Format(f fmt.State, verb rune) {
+	_, _ = fmt.Fprintf(f, fmt.FormatString(f, verb), l.masked())
 }
 
-// GoString is %#v of c, its secrets masked.
-func (c Config) GoString() string { return fmt.Sprintf("%#v", c) }
+// GoString is %#v of l, its digests masked.
+func (l aclList) GoString() string { return fmt.Sprintf("%#v", l.masked()) }
 
-// MarshalJSON encodes c with its secrets masked.
-func (c Config) MarshalJSON() ([]byte, error) { return json.Marshal(c.masked()) }
+// MarshalJSON encodes l with its digests masked.
+func (l aclList) MarshalJSON() ([]byte, error) { return json.Marshal(l.masked()) }
 
-// LogValue is c for log/slog, its secrets masked.
-func (c Config) LogValue() slog.Value { return slog.AnyValue(c.masked()) }
+// LogValue is l for log/slog, its digests masked.
+func (l aclList) LogValue() slog.Value { return slog.AnyValue(l.masked()) }

@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"maps"
+	"slices"
 	"testing"
 
 	lstore "github.com/leadership-go/leadership/store"
@@ -32,6 +34,26 @@ func Kinds(t *testing.T, what string, err error, kinds ...error) {
 		}
 		if got := errors.Is(err, kind); got != want {
 			t.Errorf("%s: errors.Is(%v, store.%s) = %v, want %v", what, err, name, got, want)
+		}
+	}
+}
+
+// Errors are an adapter's errors for ErrorKinds: by the expression that
+// names each, the error itself followed by the kinds of the shared
+// vocabulary it stands for ({err, kind...}).
+type Errors map[string][]error
+
+// ErrorKinds checks that each of an adapter's errors matches exactly the
+// kinds of the shared vocabulary it stands for, and no other (Kinds):
+// callers match them with errors.Is(err, store.ErrX), never with a
+// sentinel of the adapter.
+func ErrorKinds(t *testing.T, errs Errors) {
+	t.Helper()
+	for _, what := range slices.Sorted(maps.Keys(errs)) {
+		if row := errs[what]; len(row) == 0 {
+			t.Errorf("%s: no error", what)
+		} else {
+			Kinds(t, what, row[0], row[1:]...)
 		}
 	}
 }

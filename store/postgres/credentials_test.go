@@ -7,14 +7,13 @@ import (
 	lstore "github.com/leadership-go/leadership/store"
 )
 
-// Endpoints, Username and Password replace the DSN's hosts and
-// credentials, each endpoint with the DSN's TLS settings.
-func TestEndpointsOverride(t *testing.T) {
+// Username and Password replace the DSN's credentials; the DSN's hosts,
+// several of them too, are pgx's to try in order.
+func TestCredentialsOverride(t *testing.T) {
 	cfg := &Config{
-		DSN:       lstore.Secret("postgres://u:p@dsnhost:5432/db?sslmode=verify-full&sslrootcert=" + t.TempDir() + "/none"),
-		Endpoints: []string{"a.example:1", "b.example:2"},
-		Username:  "x",
-		Password:  "y",
+		DSN:      lstore.Secret("postgres://u:p@dsnhost:5432/db?sslmode=verify-full&sslrootcert=" + t.TempDir() + "/none"),
+		Username: "x",
+		Password: "y",
 	}
 	st, err := cfg.resolve()
 	if err != nil {
@@ -24,7 +23,7 @@ func TestEndpointsOverride(t *testing.T) {
 		t.Fatal("a missing sslrootcert file was accepted")
 	}
 
-	cfg.DSN = "postgres://u:p@dsnhost:5432/db?sslmode=disable"
+	cfg.DSN = "postgres://u:p@a.example:1,b.example:2/db?sslmode=disable"
 	pc, err := cfg.poolConfig(string(cfg.DSN), &st)
 	if err != nil {
 		t.Fatal(err)
@@ -37,16 +36,10 @@ func TestEndpointsOverride(t *testing.T) {
 		t.Errorf("fallbacks %+v, want b.example:2 only", cc.Fallbacks)
 	}
 
-	for _, bad := range []string{"nohost", "h:0x", "h:70000"} {
-		c := &Config{DSN: cfg.DSN, Endpoints: []string{bad}}
-		st, err := c.resolve()
-		if err == nil {
-			_, err = c.poolConfig(string(c.DSN), &st)
-		}
-		var ce *configError
-		if !errors.As(err, &ce) || ce.Field != "Endpoints" || !errors.Is(err, errInvalidConfig) || !errors.Is(err, lstore.ErrInvalidConfig) {
-			t.Errorf("endpoint %q: %v, want a *configError on Endpoints", bad, err)
-		}
+	cfg = &Config{DSN: "postgres://u:p@h1:5432,h2:99999/db?sslmode=disable"}
+	var ce *configError
+	if _, err := cfg.poolConfig(string(cfg.DSN), &st); !errors.As(err, &ce) || ce.Field != "DSN" || !errors.Is(err, lstore.ErrInvalidConfig) {
+		t.Errorf("a DSN with a bad port: %v, want a *configError on DSN", err)
 	}
 	c := &Config{DSN: cfg.DSN, RequestTimeout: -1}
 	if _, err := c.resolve(); !errors.Is(err, lstore.ErrInvalidConfig) {
