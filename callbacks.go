@@ -46,6 +46,15 @@ func (c *Candidate) Run(ctx context.Context, cb Callbacks) error {
 	}
 	status, errs, leader := c.statuses.out, c.errs.out, ""
 	for {
+		// Term events waiting go first: after a slow callback a status
+		// or an error may be waiting beside them, and Go's select would
+		// pick one at random; the engine reports a term before the
+		// status that shows it.
+		select {
+		case <-q.wake:
+			drainTerms()
+		default:
+		}
 		select {
 		case <-q.wake:
 			drainTerms()

@@ -19,11 +19,25 @@ package leadership
 // it waits until the scheduler, the only goroutine of the bubble that
 // calls synctest.Wait, grants it. The scheduler grants one turn at a time,
 // once everything else in the bubble is blocked, the lowest (participant,
-// kind, sub, request order) first. What a granted goroutine sets off runs
-// until it blocks again before the next turn is granted, so that one seed
-// replays the same events in the same order.
+// kind, sub, order) first. What a granted goroutine sets off runs until it
+// blocks again before the next turn is granted, so that one seed replays
+// the same events in the same order.
+//
+// Two turns that one participant may request at one instant must differ
+// in (kind, sub, order): what is left, the request order, is the Go
+// scheduler's, whenever the two come from goroutines woken at once. A
+// store call's turns carry its operation and the participant's count of
+// calls at the call; a timer's carry the reading it was due at and its
+// birth among the clock's timers. A pause holds every timer due meanwhile
+// until the resume, where the engine's loop timer and its lease's
+// watchdog tied when every timer's turn was (participant, timer, 0), and
+// the engine stepped before the watchdog ended the lease or after, as
+// the Go scheduler had it (seeds 3 and 5 of TestSimulatorReplaysExactly
+// parted there); now the one due first fires first, as it would have had
+// the participant run.
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
@@ -59,10 +73,10 @@ type simSched struct {
 }
 
 type simTurn struct {
-	who, kind int
-	sub       uint64
-	seq       uint64
-	granted   chan struct{}
+	who, kind  int
+	sub, order uint64
+	seq        uint64
+	granted    chan struct{}
 }
 
 func newSimSched() *simSched {
@@ -70,8 +84,8 @@ func newSimSched() *simSched {
 }
 
 // turn waits until the scheduler grants the caller its turn.
-func (s *simSched) turn(who, kind int, sub uint64) {
-	t := &simTurn{who: who, kind: kind, sub: sub, granted: make(chan struct{})}
+func (s *simSched) turn(who, kind int, sub, order uint64) {
+	t := &simTurn{who: who, kind: kind, sub: sub, order: order, granted: make(chan struct{})}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -140,6 +154,8 @@ func (t *simTurn) before(u *simTurn) bool {
 		return t.kind < u.kind
 	case t.sub != u.sub:
 		return t.sub < u.sub
+	case t.order != u.order:
+		return t.order < u.order
 	}
 	return t.seq < u.seq
 }
@@ -158,6 +174,7 @@ type simClock struct {
 	pauses  []simPause
 	reads   map[time.Time]time.Time // its last readings: when each was taken
 	order   []time.Time
+	timers  uint64 // timers made so far: their birth orders their turns
 }
 
 // simFar is beyond the end of any run.
@@ -237,7 +254,10 @@ func (c *simClock) Now() time.Time {
 
 // NewTimer makes a timer that fires once the reading has advanced by d.
 func (c *simClock) NewTimer(d time.Duration) oneShot {
-	t := &simTimer{clk: c, c: make(chan time.Time, 1)}
+	c.mu.Lock()
+	c.timers++
+	t := &simTimer{clk: c, c: make(chan time.Time, 1), birth: c.timers}
+	c.mu.Unlock()
 	t.mu.Lock()
 	t.arm(d)
 	t.mu.Unlock()
@@ -271,7 +291,7 @@ func (c *simClock) isPaused() bool {
 
 // step waits until the participant runs and the scheduler grants it a
 // turn of the kind.
-func (c *simClock) step(kind int, sub uint64) {
+func (c *simClock) step(kind int, sub, order uint64) {
 	for {
 		c.mu.Lock()
 		paused, resumed := c.paused, c.resumed
@@ -279,7 +299,7 @@ func (c *simClock) step(kind int, sub uint64) {
 		if paused {
 			<-resumed
 		}
-		c.sched.turn(c.id, kind, sub)
+		c.sched.turn(c.id, kind, sub, order)
 		if !c.isPaused() {
 			return
 		}
@@ -327,8 +347,9 @@ func (c *simClock) pausedIn(a, b time.Time) time.Duration {
 // simTimer is a timer of a simClock, with the semantics of time.Timer as
 // of Go 1.23 (Stop and Reset discard a value not received).
 type simTimer struct {
-	clk *simClock
-	c   chan time.Time
+	clk   *simClock
+	c     chan time.Time
+	birth uint64 // its place among the clock's timers
 
 	mu    sync.Mutex
 	t     *time.Timer
@@ -342,14 +363,20 @@ func (t *simTimer) arm(d time.Duration) {
 	gen := t.gen
 	t.armed = true
 	wait := d // a timer beyond any run never fires: no need to scale it
+	due := uint64(math.MaxUint64)
 	if d < simFar {
-		wait = max(t.clk.realOf(t.clk.Now().Add(d)).Sub(time.Now()), 0)
+		at := t.clk.Now().Add(d)
+		wait = max(t.clk.realOf(at).Sub(time.Now()), 0)
+		due = uint64(max(at.Sub(t.clk.base), 0))
 	}
-	t.t = time.AfterFunc(wait, func() { t.fire(gen) })
+	t.t = time.AfterFunc(wait, func() { t.fire(gen, due) })
 }
 
-func (t *simTimer) fire(gen uint64) {
-	t.clk.step(turnTimer, 0)
+// fire is the timer's turn: due (the reading it was due at, from the
+// clock's base) and its birth order it among the participant's timers
+// that come due, or are held by a pause, at one instant.
+func (t *simTimer) fire(gen, due uint64) {
+	t.clk.step(turnTimer, due, t.birth)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if gen != t.gen || !t.armed {

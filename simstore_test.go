@@ -87,6 +87,7 @@ type simStore struct {
 	rng     *rand.Rand
 	stream  uint64
 	watches uint64 // watches opened, each with its own stream
+	calls   uint64 // calls made: their number orders their turns
 }
 
 // newSimStore wraps h for the participant w; stream picks its random stream.
@@ -182,7 +183,15 @@ func (s *simStore) giveUp(ctx context.Context) error {
 // up: its results are no longer anyone's.
 func (s *simStore) call(ctx context.Context, op string, write bool, do func(ctx context.Context, keep bool) error) error {
 	clk, sub := s.who.clk, simOps[op]
-	clk.step(turnCall, sub)
+	// Numbered as the call is made, before its first turn: two calls of
+	// one operation waiting at one instant (a paused participant's call
+	// abandoned and the one it sent next, or two hangs that one release
+	// ends) take their turns in the order they were made.
+	s.mu.Lock()
+	s.calls++
+	n := s.calls
+	s.mu.Unlock()
+	clk.step(turnCall, sub, n)
 	f := s.begin(op, write)
 	if *simTrace {
 		s.run.logf("%s: %s call, fault %s", s.who.label, op, f)
@@ -198,21 +207,21 @@ func (s *simStore) call(ctx context.Context, op string, write bool, do func(ctx 
 		return store.ErrNotReachable
 	case faultHang:
 		s.wait(s.between(ttl/2, 3*ttl))
-		s.run.sched.turn(clk.id, turnLate, sub) // the store goes on, paused caller or not
+		s.run.sched.turn(clk.id, turnLate, sub, n) // the store goes on, paused caller or not
 		err := do(context.Background(), true)
-		clk.step(turnReply, sub)
+		clk.step(turnReply, sub, n)
 		return err
 	case faultDelay:
 		err := do(ctx, true)
 		if !waitCtx(ctx, s.between(0, ttl/2)) {
 			return ctx.Err() // the caller gave up: no one waits for this reply
 		}
-		clk.step(turnReply, sub)
+		clk.step(turnReply, sub, n)
 		return err
 	case faultLongDelay:
 		err := do(ctx, true)
 		s.wait(s.between(ttl, 5*ttl/2))
-		clk.step(turnReply, sub)
+		clk.step(turnReply, sub, n)
 		return err
 	case faultLostReply:
 		_ = do(ctx, true)
@@ -227,7 +236,7 @@ func (s *simStore) call(ctx context.Context, op string, write bool, do func(ctx 
 		s.run.bg.Go(func() {
 			defer p.inflight.Add(-1)
 			s.wait(later)
-			s.run.sched.turn(clk.id, turnLate, sub)
+			s.run.sched.turn(clk.id, turnLate, sub, n)
 			_ = do(context.Background(), false)
 		})
 		return err
@@ -363,7 +372,7 @@ func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out cha
 		)
 		if len(q) > 0 {
 			if d := time.Until(q[0].due); d <= 0 {
-				s.who.clk.step(turnWatch, n)
+				s.who.clk.step(turnWatch, n, 0)
 				send, head = out, q[0].pair
 				// What the store queued first, then the participant, if
 				// ready: never a random pick between the two (Go's select).
@@ -398,7 +407,7 @@ func (s *simStore) forward(ctx context.Context, in <-chan *store.KVPair, out cha
 				in = nil
 				continue
 			}
-			s.run.sched.turn(s.who.clk.id, turnWatch, n)
+			s.run.sched.turn(s.who.clk.id, turnWatch, n, 0)
 			q = s.schedule(q, p, rng)
 		case send <- head:
 			q = q[1:]
