@@ -125,7 +125,7 @@ var digits = regexp.MustCompile(`[0-9]+`)
 
 // storeFailure parses the text of a store call's error (one that matches
 // leadership.ErrStore): the call, the quoted key, the store's error.
-var storeFailure = regexp.MustCompile(`^leadership: ([a-z ]+) ("(?:[^"\\]|\\.)*"): (.*)$`)
+var storeFailure = regexp.MustCompile(`(?s)^leadership: ([a-z ]+) ("(?:[^"\\]|\\.)*"): (.*)$`)
 
 // ErrorKind names the kind of err for counting: the store operation and
 // the store's error with every number replaced by "N" and the key by
