@@ -81,7 +81,8 @@ type Config struct {
 	RequestTimeout time.Duration
 
 	// TLS, when set, replaces the TLS configuration derived from the DSN
-	// (and disables the DSN's non-TLS fallbacks).
+	// for every host the DSN names (the DSN's non-TLS fallbacks are
+	// dropped; its other hosts are kept, each tried with TLS).
 	TLS *tls.Config
 
 	// MaxConns caps the handle's connection pool (the listener connection
@@ -177,8 +178,8 @@ func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	}
 
 	if c != nil && c.TLS != nil {
-		cc.TLSConfig = c.TLS.Clone()
-		cc.Fallbacks = nil
+		cc.TLSConfig = tlsFor(c.TLS, cc.Host)
+		cc.Fallbacks = withTLS(cc, c.TLS)
 	} else if err := requireVerifiedTLS(cc); err != nil {
 		return nil, err
 	}
@@ -188,6 +189,37 @@ func (c *Config) poolConfig(dsn string, st *settings) (*pgxpool.Config, error) {
 	}
 
 	return pc, nil
+}
+
+// withTLS returns cc's fallback hosts, each once and with t (tlsFor the
+// host) as its TLS configuration; the primary host is not among them. pgx lists a
+// host twice for sslmode=prefer or allow (with TLS and without).
+func withTLS(cc *pgx.ConnConfig, t *tls.Config) []*pgconn.FallbackConfig {
+	type hostPort struct {
+		host string
+		port uint16
+	}
+	seen := map[hostPort]bool{{cc.Host, cc.Port}: true}
+	var out []*pgconn.FallbackConfig
+	for _, f := range cc.Fallbacks {
+		hp := hostPort{f.Host, f.Port}
+		if seen[hp] {
+			continue
+		}
+		seen[hp] = true
+		out = append(out, &pgconn.FallbackConfig{Host: f.Host, Port: f.Port, TLSConfig: tlsFor(t, f.Host)})
+	}
+	return out
+}
+
+// tlsFor returns a clone of t for host: with host as its ServerName when t
+// names none, as pgx does for the TLS settings it derives from a DSN.
+func tlsFor(t *tls.Config, host string) *tls.Config {
+	c := t.Clone()
+	if c.ServerName == "" && !strings.HasPrefix(host, "/") {
+		c.ServerName = host
+	}
+	return c
 }
 
 // override puts c's Username and Password in cc, in place of the DSN's.

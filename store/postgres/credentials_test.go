@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"crypto/tls"
 	"errors"
 	"testing"
 
@@ -44,5 +45,45 @@ func TestCredentialsOverride(t *testing.T) {
 	c := &Config{DSN: cfg.DSN, RequestTimeout: -1}
 	if _, err := c.resolve(); !errors.Is(err, lstore.ErrInvalidConfig) {
 		t.Errorf("negative RequestTimeout: %v", err)
+	}
+}
+
+// Config.TLS applies to every host of the DSN: none is dropped, each is
+// tried once, with TLS, verified against its own name unless the
+// configuration names one.
+func TestTLSKeepsEveryHost(t *testing.T) {
+	for _, mode := range []string{"verify-full", "prefer", "disable"} {
+		cfg := &Config{
+			DSN: lstore.Secret("postgres://u:p@a.example:5432,b.example:5433,a.example:5432/db?sslmode=" + mode),
+			TLS: &tls.Config{MinVersion: tls.VersionTLS12},
+		}
+		st, err := cfg.resolve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc, err := cfg.poolConfig(string(cfg.DSN), &st)
+		if err != nil {
+			t.Fatalf("sslmode=%s: %v", mode, err)
+		}
+		cc := pc.ConnConfig
+		if cc.Host != "a.example" || cc.TLSConfig == nil || cc.TLSConfig.ServerName != "a.example" {
+			t.Errorf("sslmode=%s: primary %s with TLS %v", mode, cc.Host, cc.TLSConfig)
+		}
+		if len(cc.Fallbacks) != 1 {
+			t.Fatalf("sslmode=%s: %d fallbacks, want b.example:5433 alone", mode, len(cc.Fallbacks))
+		}
+		f := cc.Fallbacks[0]
+		if f.Host != "b.example" || f.Port != 5433 || f.TLSConfig == nil || f.TLSConfig.ServerName != "b.example" || f.TLSConfig.MinVersion != tls.VersionTLS12 {
+			t.Errorf("sslmode=%s: fallback %s:%d with TLS %+v", mode, f.Host, f.Port, f.TLSConfig)
+		}
+	}
+	named := &Config{DSN: "postgres://u:p@a.example,b.example/db", TLS: &tls.Config{ServerName: "db.internal"}}
+	st, _ := named.resolve()
+	pc, err := named.poolConfig(string(named.DSN), &st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pc.ConnConfig.TLSConfig.ServerName != "db.internal" || pc.ConnConfig.Fallbacks[0].TLSConfig.ServerName != "db.internal" {
+		t.Error("the configuration's ServerName was replaced")
 	}
 }
