@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/go-zookeeper/zk"
+
+	"github.com/leadership-go/leadership/store/internal/adapter"
 )
 
 // parseACL reads an ACL in the form of ZooKeeper's CLI (setAcl): entries
@@ -27,7 +29,7 @@ func parseACL(s string) ([]zk.ACL, error) {
 		entry = strings.TrimSpace(entry)
 		first, last := strings.IndexByte(entry, ':'), strings.LastIndexByte(entry, ':')
 		if first < 0 || first == last {
-			return nil, invalid("ACL", fmt.Sprintf("%q: want scheme:id:perms (as auth::cdrwa or digest:user:BASE64:r)", entry))
+			return nil, invalid("ACL", fmt.Sprintf("%q: want scheme:id:perms (as auth::cdrwa or digest:user:BASE64:r)", maskEntry(entry)))
 		}
 		scheme, id, letters := entry[:first], entry[first+1:last], entry[last+1:]
 		if scheme == "digest" {
@@ -35,11 +37,11 @@ func parseACL(s string) ([]zk.ACL, error) {
 		}
 		perms, err := parsePerms(letters)
 		if err != nil {
-			return nil, invalid("ACL", fmt.Sprintf("%q: %v", entry, err))
+			return nil, invalid("ACL", fmt.Sprintf("%q: %v", maskEntry(entry), err))
 		}
 		switch scheme {
 		case "":
-			return nil, invalid("ACL", fmt.Sprintf("%q: no scheme", entry))
+			return nil, invalid("ACL", fmt.Sprintf("%q: no scheme", maskEntry(entry)))
 		case "world":
 			if id != "anyone" {
 				return nil, invalid("ACL", fmt.Sprintf("%q: the world scheme's only id is anyone", entry))
@@ -50,12 +52,30 @@ func parseACL(s string) ([]zk.ACL, error) {
 			}
 		case "digest":
 			if user, hash, ok := strings.Cut(id, ":"); !ok || user == "" || hash == "" || strings.Contains(hash, ":") {
-				return nil, invalid("ACL", fmt.Sprintf("%q: a digest id is user:BASE64", entry))
+				return nil, invalid("ACL", fmt.Sprintf("%q: a digest id is user:BASE64", maskEntry(entry)))
 			}
 		}
 		acl = append(acl, zk.ACL{Perms: perms, Scheme: scheme, ID: id})
 	}
 	return acl, nil
+}
+
+// maskEntry is an ACL entry as an error may quote it: a digest entry's
+// digest (anything after its user) masked, its permissions kept.
+func maskEntry(entry string) string {
+	scheme, id, ok := strings.Cut(entry, ":")
+	if !ok || !strings.EqualFold(strings.TrimSpace(scheme), "digest") {
+		return entry
+	}
+	user, rest, ok := strings.Cut(id, ":")
+	if !ok {
+		return entry
+	}
+	perms := ""
+	if i := strings.LastIndexByte(rest, ':'); i >= 0 {
+		perms = rest[i:]
+	}
+	return scheme + ":" + user + ":" + adapter.Mask + perms
 }
 
 // parsePerms reads permission letters "cdrwa".

@@ -117,7 +117,7 @@ func (c Config) resolve() (settings, error) {
 	}
 	for _, a := range c.ACL {
 		if a.Perms == 0 || a.Perms&^zk.PermAll != 0 {
-			return st, invalid("ACL", fmt.Sprintf("%s:%s: permissions %#x are not a set of cdrwa", a.Scheme, a.ID, a.Perms))
+			return st, invalid("ACL", fmt.Sprintf("%s:%s: permissions %#x are not a set of cdrwa", a.Scheme, aclList{a}.masked()[0].ID, a.Perms))
 		}
 		if a.Scheme == "auth" && c.Username == "" {
 			return st, invalid("ACL", "the auth scheme (the session's identities) needs a Username")
