@@ -172,3 +172,31 @@ func TestForeignValueIsReplacedAfterTTL(t *testing.T) {
 		recvUntil(t, el, "takes over after a TTL", func(v bool) bool { return v })
 	})
 }
+
+// A relinquish interval or schedule time beyond the clock's range means
+// never: it does not wrap around into the past (a leader stepping down at
+// once).
+func TestRelinquishBeyondRangeIsNever(t *testing.T) {
+	for _, spec := range []string{"@every 2562047h47m16s", "CRON_TZ=UTC @every 2562047h47m15s"} {
+		var c config
+		WithRelinquishSchedule(spec)(&c)
+		if len(c.errs) != 0 || c.relinquishInterval == 0 {
+			t.Fatalf("%q: %v, interval %v", spec, c.errs, c.relinquishInterval)
+		}
+		e := &campaign{}
+		e.cfg = &c
+		if got := e.relinquishTime(5 * time.Second); got != never {
+			t.Errorf("%q: relinquish at %v, want never", spec, got)
+		}
+	}
+}
+
+// "@every d" is exact after a time zone field too (an interval reads no
+// zone), where cron would round d to whole seconds.
+func TestRelinquishIntervalWithTimeZone(t *testing.T) {
+	var c config
+	WithRelinquishSchedule("TZ=Europe/Paris @every 1500ms")(&c)
+	if len(c.errs) != 0 || c.relinquishInterval != 1500*time.Millisecond || c.relinquishSchedule != nil {
+		t.Fatalf("errs %v, interval %v, schedule %v", c.errs, c.relinquishInterval, c.relinquishSchedule)
+	}
+}

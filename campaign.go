@@ -533,10 +533,13 @@ func (e *campaign) relinquishTime(now time.Duration) time.Duration {
 		if next.IsZero() {
 			return never
 		}
-		return now + next.Sub(wall)
+		if d := next.Sub(wall); d < never-now {
+			return now + d
+		}
+		return never
 	}
-	if e.cfg.relinquishInterval > 0 {
-		return now + e.cfg.relinquishInterval
+	if d := e.cfg.relinquishInterval; d > 0 && d < never-now {
+		return now + d
 	}
 	return never
 }

@@ -156,7 +156,7 @@ func WithTimings(t Timings) Option {
 // Candidates only: a follower given it refuses to start (ErrInvalidOption).
 func WithRelinquishSchedule(spec string) Option {
 	return candidateOnly("WithRelinquishSchedule", func(c *config) {
-		if every, ok := strings.CutPrefix(strings.TrimSpace(spec), "@every "); ok {
+		if every, ok := strings.CutPrefix(withoutTimeZone(spec), "@every "); ok {
 			d, err := time.ParseDuration(strings.TrimSpace(every))
 			switch {
 			case err != nil:
@@ -175,6 +175,18 @@ func WithRelinquishSchedule(spec string) Option {
 		}
 		c.relinquishSpec, c.relinquishInterval, c.relinquishSchedule = spec, 0, sched // resolve refuses one that never fires
 	})
+}
+
+// withoutTimeZone is spec less a leading CRON_TZ= or TZ= field, which an
+// interval does not read.
+func withoutTimeZone(spec string) string {
+	spec = strings.TrimSpace(spec)
+	if strings.HasPrefix(spec, "CRON_TZ=") || strings.HasPrefix(spec, "TZ=") {
+		if _, rest, ok := strings.Cut(spec, " "); ok {
+			return strings.TrimSpace(rest)
+		}
+	}
+	return spec
 }
 
 // noneIfNegative maps a negative duration to -1, the config's mark of an

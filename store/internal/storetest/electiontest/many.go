@@ -134,10 +134,11 @@ func ErrorKind(err error) string {
 	s := err.Error()
 	if m := storeFailure.FindStringSubmatch(s); m != nil && errors.Is(err, leadership.ErrStore) {
 		key, _ := strconv.Unquote(m[2])
-		s = m[1] + ": " + m[3]
+		s = m[3]
 		if key != "" {
 			s = strings.ReplaceAll(s, key, "KEY")
 		}
+		s = m[1] + ": " + s
 	}
 	s = digits.ReplaceAllString(s, "N")
 	if len(s) > 120 {

@@ -32,6 +32,10 @@ func TestErrorKind(t *testing.T) {
 	if got, want := electiontest.ErrorKind(err), "get: code N on KEY"; got != want {
 		t.Fatalf("ErrorKind = %q, want %q", got, want)
 	}
+	short := fmt.Errorf("leadership: watch %q: %w", "a", storeErr("code 7 on a")) // a key that is also in the call's name
+	if got, want := electiontest.ErrorKind(short), "watch: code N on KEY"; got != want {
+		t.Fatalf("ErrorKind = %q, want %q", got, want)
+	}
 	if got, want := electiontest.ErrorKind(errors.New("x 12")), "x N"; got != want {
 		t.Fatalf("ErrorKind = %q, want %q", got, want)
 	}
