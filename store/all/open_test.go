@@ -127,3 +127,17 @@ func TestOpenEtcdAndRedis(t *testing.T) {
 		}
 	}
 }
+
+// A parameter of the library's that the PostgreSQL Config refuses is the
+// URL's mistake (open.ErrInvalidURL, a usage error for the command), named
+// by the parameter, before any dial.
+func TestOpenPostgresBadNamesAreTheURLs(t *testing.T) {
+	for _, param := range []string{"table=bad-name", "channel=bad-name"} {
+		var ce *open.ConfigError
+		_, err := open.Store(context.Background(), "postgres://u@127.0.0.1:1/x?sslmode=disable&"+param)
+		field, _, _ := strings.Cut(param, "=")
+		if !errors.Is(err, open.ErrInvalidURL) || !errors.As(err, &ce) || ce.Field != field {
+			t.Errorf("%s: %v, want open.ErrInvalidURL naming %s", param, err, field)
+		}
+	}
+}

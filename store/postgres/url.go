@@ -12,6 +12,10 @@ import (
 // store/open.
 func init() { openurl.RegisterAdapter([]string{"postgres", "postgresql"}, urlConfig, Open) }
 
+// urlParams are the URL's parameters for this library, by the Config field
+// they set.
+var urlParams = map[string]string{"Table": "table", "Channel": "channel", "DialTimeout": "dial_timeout", "RequestTimeout": "request_timeout"}
+
 // urlConfig reads PostgreSQL:
 // postgres://user:pass@h:5432/db?sslmode=verify-full&sslrootcert=CA[&sslcert=CRT&sslkey=KEY][&table=NAME].
 // The URL is the DSN handed to pgx, less this library's own parameters
@@ -50,6 +54,9 @@ func urlConfig(s *openurl.Spec) (Config, error) {
 	case errors.As(err, &ce) && ce.Field == "sslmode":
 		// credentials without verified TLS: the reason names the way out.
 		return Config{}, s.Invalid(ce.Field, "", ce.Reason, ce.Err)
+	case errors.As(err, &ce) && urlParams[ce.Field] != "":
+		// a parameter of this library's that Config refuses (?table=bad-name).
+		return Config{}, s.Invalid(urlParams[ce.Field], "", ce.Reason, ce.Err)
 	case err != nil:
 		return Config{}, err
 	}
