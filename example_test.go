@@ -487,3 +487,23 @@ func ExampleCandidate_FencedPut() {
 	// lands: <nil>
 	// refused: true
 }
+
+// A leader gives up its term on a schedule so that another candidate can
+// take a turn: "@every d" after each term began, or a cron line such as
+// "0 0 * * *" (every midnight).
+func ExampleWithRelinquishSchedule() {
+	client, err := valkeyrie.NewStore(context.Background(), memory.StoreName, []string{"example-relinquish"}, nil)
+	if err != nil {
+		panic(err)
+	}
+	defer client.Close()
+
+	c := leadership.NewCandidate(client, "jobs/report", "host-1", 15*time.Second,
+		leadership.WithRelinquishSchedule("@every 200ms"))
+	defer c.Stop()
+	term := leadOnce(c)
+	<-term.Context().Done()
+	fmt.Println("term ended:", errors.Is(context.Cause(term.Context()), leadership.ErrRelinquished))
+	// Output:
+	// term ended: true
+}
