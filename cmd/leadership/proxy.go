@@ -187,11 +187,17 @@ func runProxy(ctx context.Context, cfg proxyConfig, s streams) error {
 	proxyListening(ln.Addr().String())
 
 	var result error
+	var logged leadership.Status // the last leader state logged
 	obs := f.Status()
 loop:
 	for {
 		select {
 		case <-ctx.Done():
+			// A change the follower saw but this loop had not read yet
+			// (both were ready) is logged before the shutdown.
+			if cur := f.Current(); cur.Leader != logged.Leader || cur.Token != logged.Token {
+				logLeader(lg, cur)
+			}
 			lg.printf("shutting down")
 			break loop
 		case err := <-served:
@@ -206,6 +212,7 @@ loop:
 				break loop
 			}
 			logLeader(lg, o)
+			logged = o
 			p.leaderChanged()
 		case err, ok := <-errs:
 			errs = lg.storeError(errs, err, ok)
