@@ -3,6 +3,7 @@ module github.com/leadership-go/leadership/bench
 go 1.26.0
 
 require (
+	github.com/jackc/pgx/v5 v5.7.6
 	github.com/kvtools/valkeyrie v1.0.0
 	github.com/leadership-go/leadership v0.1.0
 	github.com/leadership-go/leadership/store/all v0.1.0
@@ -81,7 +82,6 @@ require (
 	github.com/hashicorp/serf v0.10.1 // indirect
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
-	github.com/jackc/pgx/v5 v5.7.6 // indirect
 	github.com/jackc/puddle/v2 v2.2.2 // indirect
 	github.com/kvtools/etcdv3 v1.0.3 // indirect
 	github.com/kvtools/redis v1.2.1 // indirect

@@ -46,6 +46,8 @@ type scaleResult struct {
 	IdlePerMinute     float64          `json:"idle_requests_per_min"`
 	IdleByMethod      map[string]int64 `json:"idle_requests_by_method"` // per minute
 	IdleChanges       int64            `json:"idle_leader_changes"`     // elected transitions during the idle window
+	Server            *serverDelta     `json:"server,omitempty"`        // what the server counted while idle, and its CPU
+	ServerNote        string           `json:"server_note,omitempty"`   // why there is no server count
 	Handoff           *stats           `json:"handoff"`                 // Resign -> the other candidate elected, others idle
 	StopSeconds       float64          `json:"stop_s"`
 	Errors            []string         `json:"errors,omitempty"`
@@ -161,6 +163,13 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 		}
 	}()
 
+	probe, err := newServerProbe(ctx, be)
+	if err != nil {
+		res.ServerNote = err.Error()
+	} else {
+		defer probe.close()
+	}
+
 	heap0, g0 := heapInUse(), runtime.NumGoroutine()
 	r := &scaleRun{cfg: sc, elections: make([]*scaleElection, sc.elections), allNamed: make(chan struct{})}
 	for i := range r.elections {
@@ -242,6 +251,7 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 
 	// Idle: nothing changes; count what the handle sends.
 	if sc.idle > 0 {
+		s0, serr := probe.sampleOrErr(ctx)
 		c0, t0, tr0, e0 := client.snapshot(), time.Now(), r.transitions.Load(), r.errCount.Load()
 		select {
 		case <-time.After(sc.idle):
@@ -249,6 +259,7 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 			return fail("idle", ctx.Err())
 		}
 		d, took := client.snapshot().sub(c0), time.Since(t0)
+		res.Server, res.ServerNote = probe.window(ctx, s0, serr, took, res.ServerNote)
 		res.IdleChanges = r.transitions.Load() - tr0
 		res.IdleErrors = r.errCount.Load() - e0
 		perMin := func(n int64) float64 { return float64(n) * float64(time.Minute) / float64(took) }
@@ -312,6 +323,14 @@ func runScale(ctx context.Context, cfg *config, sc *scaleConfig, out io.Writer) 
 		}
 		deleteTree(be, cfg.key(be, "scale"))
 	}
+	if cfg.election != nil && ctx.Err() == nil {
+		res := measureScaleElection(ctx, cfg.election, sc, cfg.prefix(electionName, "scale"))
+		results = append(results, res)
+		if len(res.Errors) > 0 {
+			failed = true
+		}
+		deleteTree(cfg.election, cfg.prefix(electionName, "scale"))
+	}
 	printScale(out, cfg, sc, results)
 	if cfg.jsonFile != "" {
 		b, err := json.MarshalIndent(results, "", "  ")
@@ -337,8 +356,8 @@ func printScale(w io.Writer, cfg *config, sc *scaleConfig, results []*scaleResul
 	p("- command: `%s`\n", cfg.command)
 	p("- each election: two candidates and a follower (%d participants), TTL %v, resign holdoff one TTL; idle window %v; %d handoffs (Resign, on distinct elections, the others idle)\n\n",
 		3*sc.elections, sc.ttl, sc.idle, min(sc.rounds, sc.elections))
-	p("| backend | start (all running) s | every follower names a leader s | goroutines per election | heap KiB per election | requests/min idle (by method) | leader changes while idle | handoff p50 / p99 ms | stop s | errors |\n")
-	p("|---|---|---|---|---|---|---|---|---|---|\n")
+	p("| backend | start (all running) s | every follower names a leader s | goroutines per election | heap KiB per election | requests/min idle, handle (by method) | requests/min idle, server (by kind) | server CPU s/min idle | leader changes while idle | handoff p50 / p99 ms | stop s | errors |\n")
+	p("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		hand := "-"
 		if r.Handoff != nil {
@@ -355,8 +374,19 @@ func printScale(w io.Writer, cfg *config, sc *scaleConfig, results []*scaleResul
 		if len(r.Errors) > 0 {
 			errs = strings.Join(r.Errors, "; ") + "; " + errs
 		}
-		p("| %s | %.1f | %.1f | %.1f | %.1f | %.0f (%s) | %d | %s | %.1f | %s |\n", r.Name, r.StartSeconds, r.LeadersSeconds,
-			r.GoroutinesPer, r.HeapKiBPer, r.IdlePerMinute, strings.Join(methods, ", "), r.IdleChanges, hand, r.StopSeconds, errs)
+		handle := fmt.Sprintf("%.0f (%s)", r.IdlePerMinute, strings.Join(methods, ", "))
+		if r.IdleByMethod == nil {
+			handle = "-"
+		}
+		server, cpu := "-", "-"
+		if r.Server != nil {
+			server, cpu = r.Server.String(), r.Server.CPU()
+		}
+		if r.ServerNote != "" {
+			server += " (" + r.ServerNote + ")"
+		}
+		p("| %s | %.1f | %.1f | %.1f | %.1f | %s | %s | %s | %d | %s | %.1f | %s |\n", r.Name, r.StartSeconds, r.LeadersSeconds,
+			r.GoroutinesPer, r.HeapKiBPer, handle, server, cpu, r.IdleChanges, hand, r.StopSeconds, errs)
 	}
 }
 

@@ -688,6 +688,12 @@ start_consul() {
 		ports {
 		  grpc_tls = -1
 		}
+		# Keep cumulative counters for /v1/agent/metrics?format=prometheus
+		# (bench --scale reads the agent's HTTP request counts there).
+		telemetry {
+		  prometheus_retention_time = "24h"
+		  disable_hostname = true
+		}
 	EOF
 	"$CONSUL_BIN" agent -dev -node leadership-test -bind 127.0.0.1 -client 127.0.0.1 \
 		-http-port "$CONSUL_HTTP" -server-port "$CONSUL_SERVER" \
