@@ -362,7 +362,7 @@ func (e *campaign) won(rec record, pair *store.KVPair, sent time.Duration) {
 	if !e.watch.running() {
 		e.watchAt = 0
 	}
-	e.hold = &holding{rec: rec, pair: pair, lease: l, renewDue: sent + e.cfg.renewInterval, unconfirmed: -1,
+	e.hold = &holding{rec: rec, pair: pair, lease: l, renewDue: e.renewAfter(sent), unconfirmed: -1,
 		relinquishAt: e.relinquishTime(e.clock())}
 	e.publish()
 }
@@ -396,10 +396,16 @@ func (e *campaign) renew() {
 		e.confirmed = pair
 		h.rec, h.pair = next, pair
 		e.confirm(h)
-		h.renewDue = sent + e.cfg.renewInterval
+		h.renewDue = e.renewAfter(sent)
 		e.wrote(next, pair)
 		e.values.wrote(next.Term, next.Value, e.id, pair)
 	}
+}
+
+// renewAfter is when the renewal after a write sent at sent is due: a
+// renewal interval later, at the start of its slot (elapsed.slotStart).
+func (e *campaign) renewAfter(sent time.Duration) time.Duration {
+	return e.slot(sent+e.cfg.renewInterval, e.cfg.renewInterval)
 }
 
 // confirm extends the lease from the earliest write not yet confirmed: the
@@ -488,7 +494,7 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 			e.values.wrote(s.rec.Term, s.rec.Value, e.id, s.pair)
 			if e.leases.holds(h.lease) {
 				e.confirm(h)
-				h.renewDue = min(h.renewDue, e.clock()+e.cfg.renewInterval)
+				h.renewDue = min(h.renewDue, e.renewAfter(e.clock()))
 			}
 		} else {
 			why := ErrLostLeadership

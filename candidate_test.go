@@ -337,9 +337,8 @@ func TestStoreOutageRecovers(t *testing.T) {
 func TestElectedChannelEndsOnFalse(t *testing.T) {
 	for range 20 {
 		s := newBoolSink()
-		stop := make(chan struct{})
-		done := make(chan struct{})
-		go func() { s.run(stop); close(done) }()
+		g := newSinkGroup(s)
+		g.start()
 		if <-s.out {
 			t.Fatal("first value true")
 		}
@@ -348,8 +347,7 @@ func TestElectedChannelEndsOnFalse(t *testing.T) {
 			time.Sleep(time.Microsecond)
 		}
 		s.push(false)
-		close(stop)
-		<-done
+		g.close()
 		var got []bool
 		for v := range s.out {
 			got = append(got, v)

@@ -53,12 +53,43 @@ func (t systemTimer) Reset(d time.Duration) bool { return t.t.Reset(d) }
 type elapsed struct {
 	clk   timeSource
 	epoch time.Time
+	wall  int64 // the start's wall reading, Unix nanoseconds: where the slots lie (slotStart)
 }
 
-func startElapsed(clk timeSource) elapsed { return elapsed{clk: clk, epoch: clk.Now()} }
+func startElapsed(clk timeSource) elapsed {
+	now := clk.Now()
+	return elapsed{clk: clk, epoch: now, wall: now.UnixNano()}
+}
 
 // now is the time since the start.
 func (e elapsed) now() time.Duration { return e.clk.Now().Sub(e.epoch) }
+
+// slotsPerInterval is how many slots a periodic call's interval has: a
+// renewal or poll due at t is sent at the start of t's slot, up to
+// interval/slotsPerInterval early, so that the calls of every election of
+// a process that fall in one slot leave together, and an adapter that
+// batches concurrent calls (PostgreSQL, Consul) sends them as one request
+// (docs/scale.md). Slots are multiples of the slot length on the wall
+// clock's scale, as it read when each candidate or follower started: the
+// same for all of a process's (a wall clock set meanwhile only misplaces a
+// later starter's slots), and the same in each run of a simulation.
+const slotsPerInterval = 32
+
+// slotStart returns the start of the slot of t (on e's axis) for a call
+// repeated every interval: t itself when slots would be under a
+// millisecond. Early is always safe: a lease runs from the send time, and
+// a poll only reads sooner.
+func (e elapsed) slotStart(t, interval time.Duration) time.Duration {
+	slot := interval / slotsPerInterval
+	if slot < time.Millisecond || t <= 0 || t == never {
+		return t
+	}
+	phase := (e.wall%int64(slot) + int64(t%slot)) % int64(slot)
+	if phase < 0 {
+		phase += int64(slot)
+	}
+	return t - time.Duration(phase)
+}
 
 // never is a time that does not come.
 const never = time.Duration(1<<63 - 1)

@@ -201,3 +201,34 @@ func electedOnClock(t *testing.T, s Backend, clk timeSource, ttl time.Duration) 
 	recvUntil(t, elected, "elected", func(v bool) bool { return v })
 	return c, elected
 }
+
+// Periodic calls of two participants started at different moments fall
+// on the same slots, at most a slot early; slots under a millisecond are
+// not used.
+func TestSlotStartAlignsParticipants(t *testing.T) {
+	clk := newFakeClock()
+	clk.advance(123456789 * time.Nanosecond)
+	a := startElapsed(clk)
+	clk.advance(7*time.Second + 777*time.Millisecond)
+	b := startElapsed(clk)
+	const interval = 10 * time.Second
+	slot := interval / slotsPerInterval
+	for _, due := range []time.Duration{interval, interval + 3*time.Millisecond, 2*interval + slot - 1, 3*interval + slot} {
+		at := a.slotStart(due, interval)
+		if at > due || due-at >= slot {
+			t.Fatalf("due %v: slot start %v, want within a slot before", due, at)
+		}
+		abs := a.epoch.Add(at)
+		// b's axis: the same instant, b's slot start must be itself.
+		onB := abs.Sub(b.epoch)
+		if got := b.slotStart(onB, interval); got != onB {
+			t.Fatalf("due %v: a's slot start is not on b's grid (%v vs %v)", due, got, onB)
+		}
+	}
+	if got := a.slotStart(5*time.Second, 10*time.Millisecond); got != 5*time.Second {
+		t.Fatalf("slots under a millisecond: %v, want the due time itself", got)
+	}
+	if got := a.slotStart(never, interval); got != never {
+		t.Fatalf("never moved to %v", got)
+	}
+}

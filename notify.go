@@ -3,66 +3,145 @@ package leadership
 import "sync"
 
 // The engine never waits for a consumer: it hands every event to a sink,
-// which queues it without blocking, and a small goroutine per channel
-// delivers the queue. When the owner stops, what is still queued is moved
-// into the channel's buffer, newest kept, and the channel is closed: a late
-// reader still finds the last events (such as ErrElectionEnded) before it
-// sees the close, and no goroutine outlives the owner.
+// which queues it without blocking. A sink puts what it queues straight
+// into its channel's buffer while there is room; only when the buffer is
+// full does a goroutine start, to wait for the reader, and it ends as soon
+// as the queue is empty again: an idle election holds no goroutine for its
+// channels (docs/scale.md). When the owner stops, what is still queued is
+// moved into the channel's buffer, newest kept, and the channel is closed:
+// a late reader still finds the last events (such as ErrElectionEnded)
+// before it sees the close, and no goroutine outlives the owner.
+
+// pump moves a sink's queue into its channel: from push, at once, while
+// the channel has room, and otherwise from a goroutine of the sink's group
+// that lives while values wait. Every field is guarded by mu; next and
+// handed are called with mu held, closeOut without.
+type pump[T any] struct {
+	mu       sync.Mutex
+	out      chan T
+	next     func() (T, bool) // the value to hand over next, if any
+	handed   func(T)          // next's value reached the channel
+	closeOut func(unsent *T)  // moves the rest into the buffer and closes out
+	group    *sinkGroup       // set when the sink joins its group
+	started  bool             // the group started: values may flow
+	active   bool             // a delivery goroutine runs
+	closing  bool             // the group is closing: no new goroutine
+}
+
+// flushLocked hands values to the channel while it has room, and starts
+// the delivery goroutine when it is full. Called with mu held.
+func (p *pump[T]) flushLocked() {
+	if !p.started || p.active || p.closing {
+		return
+	}
+	for {
+		v, ok := p.next()
+		if !ok {
+			return
+		}
+		select {
+		case p.out <- v:
+			p.handed(v)
+		default:
+			p.active = true
+			p.group.wg.Go(p.deliver)
+			return
+		}
+	}
+}
+
+// deliver waits for the reader until the queue is empty or the group
+// closes; it closes the channel itself if the group closed while it ran.
+func (p *pump[T]) deliver() {
+	for {
+		p.mu.Lock()
+		v, ok := p.next()
+		if !ok {
+			p.active = false
+			closing := p.closing
+			p.mu.Unlock()
+			if closing { // shut left the channel to this goroutine
+				p.closeOut(nil)
+			}
+			return
+		}
+		p.mu.Unlock()
+		select {
+		case p.out <- v:
+			p.mu.Lock()
+			p.handed(v)
+			p.mu.Unlock()
+		case <-p.group.stop:
+			p.closeOut(&v)
+			return
+		}
+	}
+}
+
+// begin lets values flow, once the group starts.
+func (p *pump[T]) begin() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.started = true
+	p.flushLocked()
+}
+
+// shut closes the channel, or leaves that to the delivery goroutine if one
+// runs (it sees the group's stop).
+func (p *pump[T]) shut() {
+	p.mu.Lock()
+	p.closing = true
+	running := p.active
+	p.mu.Unlock()
+	if !running {
+		p.closeOut(nil)
+	}
+}
+
+func (p *pump[T]) join(g *sinkGroup) { p.group = g }
 
 // boolSink delivers a strictly alternating stream false, true, false, ...
 // Because the values alternate, a count of undelivered transitions is the
 // whole queue: a reader that falls behind still sees every transition, in
 // order, and memory stays constant however far behind it is.
 type boolSink struct {
-	mu        sync.Mutex
+	pump[bool]
 	delivered bool // last value handed to the channel
 	pending   int  // transitions not yet handed over
-	wake      chan struct{}
-	out       chan bool
 }
 
 func newBoolSink() *boolSink {
 	// delivered=true with one pending transition makes false the first value.
-	return &boolSink{delivered: true, pending: 1, wake: make(chan struct{}, 1), out: make(chan bool, 1)}
+	s := &boolSink{delivered: true, pending: 1}
+	s.pump = pump[bool]{out: make(chan bool, 1), next: s.nextLocked, handed: s.handedLocked, closeOut: s.closeRest}
+	return s
 }
 
 // push records that the state is now v; a repeat of the latest state is not
 // a transition and is ignored.
 func (s *boolSink) push(v bool) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	latest := s.delivered != (s.pending%2 == 1)
 	if v != latest {
 		s.pending++
 	}
-	s.mu.Unlock()
-	poke(s.wake)
+	s.flushLocked()
 }
 
-// next returns the next transition to hand over, if any.
-func (s *boolSink) next() (bool, bool) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return !s.delivered, s.pending > 0
-}
+// nextLocked returns the next transition to hand over, if any.
+func (s *boolSink) nextLocked() (bool, bool) { return !s.delivered, s.pending > 0 }
 
-// handed records that the next transition reached the channel.
-func (s *boolSink) handed() {
-	s.mu.Lock()
-	s.delivered, s.pending = !s.delivered, s.pending-1
-	s.mu.Unlock()
-}
+// handedLocked records that the next transition reached the channel.
+func (s *boolSink) handedLocked(bool) { s.delivered, s.pending = !s.delivered, s.pending-1 }
 
-func (s *boolSink) run(stop <-chan struct{}) {
-	deliver(stop, s.wake, s.out, s.next, func(bool) { s.handed() }, func(*bool) { s.closeOut() })
-}
-
-// closeOut closes the channel so that the last value a reader sees is
+// closeRest closes the channel so that the last value a reader sees is
 // false: the owner has stopped and leads no more. Pending transitions come
-// in pairs after the last value handed over and are dropped. If that value
-// is true, false follows it; if the true is still in the buffer and there is
-// no room, it is taken back instead, so the reader's last value stays the
-// false before it and no value repeats.
-func (s *boolSink) closeOut() {
+// in pairs after the last value handed over and are dropped (the unsent
+// one among them). If that value is true, false follows it; if the true is
+// still in the buffer and there is no room, it is taken back instead, so
+// the reader's last value stays the false before it and no value repeats.
+func (s *boolSink) closeRest(*bool) {
 	s.mu.Lock()
 	last := s.delivered
 	s.pending = 0
@@ -86,13 +165,14 @@ func (s *boolSink) closeOut() {
 }
 
 // queueSink delivers values in order and keeps at most limit undelivered
-// ones, dropping the oldest beyond that.
+// ones, dropping the oldest beyond that. Outside a group (Candidate.Run's
+// term events) it is a plain queue: pop takes from it, and wake is poked
+// at every push.
 type queueSink[T any] struct {
-	mu    sync.Mutex
+	pump[T]
 	queue []T
 	limit int
 	wake  chan struct{}
-	out   chan T
 }
 
 // sinkBuffer is the buffer of every queue sink's channel: what a late
@@ -100,7 +180,9 @@ type queueSink[T any] struct {
 const sinkBuffer = 8
 
 func newQueueSink[T any](limit int) *queueSink[T] {
-	return &queueSink[T]{limit: limit, wake: make(chan struct{}, 1), out: make(chan T, sinkBuffer)}
+	s := &queueSink[T]{limit: limit, wake: make(chan struct{}, 1)}
+	s.pump = pump[T]{out: make(chan T, sinkBuffer), next: s.popLocked, handed: func(T) {}, closeOut: s.closeRest}
+	return s
 }
 
 func (s *queueSink[T]) push(v T) {
@@ -111,6 +193,7 @@ func (s *queueSink[T]) push(v T) {
 		s.queue = s.queue[1:]
 	}
 	s.queue = append(s.queue, v)
+	s.flushLocked()
 	s.mu.Unlock()
 	poke(s.wake)
 }
@@ -119,6 +202,10 @@ func (s *queueSink[T]) push(v T) {
 func (s *queueSink[T]) pop() (v T, ok bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.popLocked()
+}
+
+func (s *queueSink[T]) popLocked() (v T, ok bool) {
 	if len(s.queue) == 0 {
 		return v, false
 	}
@@ -127,15 +214,6 @@ func (s *queueSink[T]) pop() (v T, ok bool) {
 	s.queue[0] = zero
 	s.queue = s.queue[1:]
 	return v, true
-}
-
-func (s *queueSink[T]) run(stop <-chan struct{}) {
-	deliver(stop, s.wake, s.out, s.pop, func(T) {}, func(unsent *T) {
-		if unsent != nil {
-			s.keep(*unsent)
-		}
-		s.closeOut()
-	})
 }
 
 // keep puts v into the buffer, dropping the oldest buffered value if full.
@@ -153,39 +231,17 @@ func (s *queueSink[T]) keep(v T) {
 	}
 }
 
-// closeOut moves the rest of the queue into the buffer, newest kept, and
-// closes the channel.
-func (s *queueSink[T]) closeOut() {
+// closeRest moves the value the delivery goroutine could not hand over,
+// then the rest of the queue, into the buffer, newest kept, and closes the
+// channel.
+func (s *queueSink[T]) closeRest(unsent *T) {
+	if unsent != nil {
+		s.keep(*unsent)
+	}
 	for v, ok := s.pop(); ok; v, ok = s.pop() {
 		s.keep(v)
 	}
 	close(s.out)
-}
-
-// deliver is the delivery loop of a sink: it hands each value next yields
-// to out, calling handed once out took it, and waits on wake when there is
-// none. When stop closes it calls stopped with the value it was trying to
-// hand over (nil if none) and returns.
-func deliver[T any](stop, wake <-chan struct{}, out chan<- T, next func() (T, bool), handed func(T), stopped func(unsent *T)) {
-	for {
-		v, ok := next()
-		if !ok {
-			select {
-			case <-wake:
-				continue
-			case <-stop:
-				stopped(nil)
-				return
-			}
-		}
-		select {
-		case out <- v:
-			handed(v)
-		case <-stop:
-			stopped(&v)
-			return
-		}
-	}
 }
 
 // poke wakes a goroutine waiting on a one-slot channel without blocking.
@@ -196,43 +252,44 @@ func poke(ch chan struct{}) {
 	}
 }
 
-// sink is a channel with its delivery loop: run delivers until stop, then
-// closes the channel; closeOut closes a channel whose loop never ran.
+// sink is a channel with its pump.
 type sink interface {
-	run(stop <-chan struct{})
-	closeOut()
+	join(g *sinkGroup)
+	begin()
+	shut()
 }
 
-// sinkGroup runs the delivery goroutines of one Candidate or Follower and
-// ends them together.
+// sinkGroup holds the channels of one Candidate or Follower, runs their
+// delivery goroutines while values wait, and closes them together.
 type sinkGroup struct {
-	sinks   []sink
-	started bool
-	stop    chan struct{}
-	wg      sync.WaitGroup
-	once    sync.Once
+	sinks []sink
+	stop  chan struct{}
+	wg    sync.WaitGroup
+	once  sync.Once
 }
 
 func newSinkGroup(sinks ...sink) *sinkGroup {
-	return &sinkGroup{sinks: sinks, stop: make(chan struct{})}
+	g := &sinkGroup{sinks: sinks, stop: make(chan struct{})}
+	for _, s := range sinks {
+		s.join(g)
+	}
+	return g
 }
 
-// start runs every sink's delivery loop.
+// start lets values flow into every channel.
 func (g *sinkGroup) start() {
-	g.started = true
 	for _, s := range g.sinks {
-		g.wg.Go(func() { s.run(g.stop) })
+		s.begin()
 	}
 }
 
-// close stops every delivery loop, closing the channels, and waits.
+// close closes every channel, once what each holds is in its buffer, and
+// waits for the delivery goroutines.
 func (g *sinkGroup) close() {
 	g.once.Do(func() {
 		close(g.stop)
-		if !g.started {
-			for _, s := range g.sinks {
-				s.closeOut()
-			}
+		for _, s := range g.sinks {
+			s.shut()
 		}
 	})
 	g.wg.Wait()

@@ -20,7 +20,8 @@ type observer struct {
 	cfg    *config
 	ctx    context.Context
 	clk    timeSource
-	clock  func() time.Duration // the owner's time axis, on clk
+	clock  func() time.Duration                          // the owner's time axis, on clk
+	slot   func(t, interval time.Duration) time.Duration // elapsed.slotStart on that axis
 
 	gen      uint64        // the election generation joined
 	genKnown bool          // gen was taken from a record (not joined while the key was missing)
@@ -78,7 +79,7 @@ type observer struct {
 
 func newObserver(ctx context.Context, client Backend, key string, cfg *config, clock elapsed, reports engineReports) observer {
 	return observer{
-		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now, reports: reports,
+		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now, slot: clock.slotStart, reports: reports,
 		watch: keyWatch{client: client, key: key, clk: clock.clk}, eventAt: -1,
 	}
 }
@@ -173,13 +174,13 @@ func (o *observer) nextPoll() time.Duration {
 		if o.cfg.pollByTTL && o.cur.kind == snapRecord {
 			every = max(every, o.cur.rec.TTL()/3)
 		}
-		at := o.lastRead + every
+		at := o.slot(o.lastRead+every, every)
 		if o.settleAt > 0 {
 			at = min(at, o.settleAt)
 		}
 		return at
 	}
-	return o.lastRead + o.cfg.pollInterval
+	return o.slot(o.lastRead+o.cfg.pollInterval, o.cfg.pollInterval)
 }
 
 // readNow reads the key and adopts what it shows. It returns the snapshot

@@ -37,12 +37,17 @@ type fixed struct {
 	adapter.Classified
 	client *clientv3.Client // the kvtools store's, nil if out of reach
 	revs   revisions        // with client: see rewind.go
+	reads  *batcher         // with client: linearizable Gets, batched (batch.go)
+	swaps  *batcher         // with client: compare-and-swaps, batched
 }
 
 func newFixed(s store.Store) *fixed {
 	f := &fixed{Classified: adapter.Classified{Store: s, Unreachable: unreachableErr, Kinds: kinds}}
 	if kv, ok := s.(*etcdv3.Store); ok {
 		f.client = clientOf(kv)
+	}
+	if f.client != nil {
+		f.reads, f.swaps = newBatcher(f.client, false), newBatcher(f.client, true)
 	}
 	return f
 }
@@ -79,7 +84,8 @@ func (f *fixed) FencedPut(ctx context.Context, key string, value []byte, guardKe
 
 // AtomicPut replaces key if its ModRevision is still previous.LastIndex
 // and, when previous.Value is not nil and f.client is set, its value is
-// still previous.Value, in one etcd transaction: a key written anew at a
+// still previous.Value, in one etcd transaction (with other calls made
+// meanwhile, batch.go): a key written anew at a
 // revision handed out again (a cluster that lost its data) is not taken
 // for the one previous was read from, and a compare-and-swap sent before
 // the loss cannot replace it. It returns store.ErrKeyModified on a
@@ -90,19 +96,14 @@ func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previou
 	if previous == nil || previous.Value == nil || f.client == nil || opts != nil && opts.TTL > 0 {
 		return f.Classified.AtomicPut(ctx, key, value, previous, opts)
 	}
-	k := strings.TrimPrefix(key, "/")
-	resp, err := f.client.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(k), "=", int64(previous.LastIndex)),
-			clientv3.Compare(clientv3.Value(k), "=", string(previous.Value))).
-		Then(clientv3.OpPut(k, string(value))).
-		Commit()
+	r := f.swaps.do(ctx, strings.TrimPrefix(key, "/"), previous, value)
 	switch {
-	case err != nil:
-		return false, nil, classify(err)
-	case !resp.Succeeded:
+	case errors.Is(r.err, store.ErrKeyModified):
 		return false, nil, store.ErrKeyModified
+	case r.err != nil:
+		return false, nil, classify(r.err)
 	}
-	return true, &store.KVPair{Key: k, Value: value, LastIndex: uint64(resp.Header.Revision)}, nil
+	return true, r.pair, nil
 }
 
 // AtomicDelete deletes key if its ModRevision is still previous.LastIndex

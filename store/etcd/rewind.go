@@ -102,6 +102,17 @@ func (f *fixed) get(ctx context.Context, key string, opts *store.ReadOptions) (*
 	} else {
 		ops = append(ops, clientv3.WithSerializable())
 	}
+	if consistent { // with the other linearizable reads made meanwhile
+		r := f.reads.do(ctx, normalize(key), nil, nil)
+		if r.err != nil {
+			return nil, 0, classify(r.err)
+		}
+		done(r.rev)
+		if r.pair == nil {
+			return nil, r.rev, store.ErrKeyNotFound
+		}
+		return r.pair, r.rev, nil
+	}
 	resp, err := f.client.Get(ctx, normalize(key), ops...)
 	if err != nil {
 		return nil, 0, classify(err)
@@ -139,12 +150,14 @@ func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) 
 	}
 	w := f.revs.add(rev)
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
-	wc := clientv3.NewWatcher(f.client)
-	events := wc.Watch(wctx, normalize(key), clientv3.WithRev(rev+1))
+	// The client's own watcher: every watch of this store shares its
+	// stream (one per kind of context: require-leader here), which
+	// ending wctx leaves; a watcher per watch cost a stream and its
+	// goroutines each (docs/scale.md).
+	events := f.client.Watch(wctx, normalize(key), clientv3.WithRev(rev+1))
 	ch := make(chan *store.KVPair)
 	go func() {
 		defer close(ch)
-		defer func() { _ = wc.Close() }()
 		defer cancel()
 		defer f.revs.remove(w)
 		send := func(p *store.KVPair) bool {
