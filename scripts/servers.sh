@@ -204,6 +204,15 @@ member_pid() { # NAME INDEX -> PID on stdout when that member is running
 	echo "$pid"
 }
 
+exiting() { # PID: true while a process signalled to stop still exists and is no zombie
+	# Its command line is gone as soon as its memory is released, before its
+	# files (listening sockets, data dir locks) are closed: member_pid then
+	# no longer names it, and a server started at once on its ports failed.
+	local st
+	st=$(awk '{ sub(/.*\) /, ""); print $1 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	[[ -n $st && $st != Z && $st != X ]]
+}
+
 running() { # NAME -> true when at least one member runs
 	local i
 	for ((i = 1; i <= $(members "$1"); i++)); do
@@ -926,7 +935,7 @@ stop_member() { # NAME INDEX: TERM one member, wait, KILL after the grace period
 	pid=$(member_pid "$1" "$2") || return 0
 	kill -s TERM "$pid" 2>/dev/null || true
 	deadline=$(( $(date +%s) + STOP_GRACE ))
-	while member_pid "$1" "$2" >/dev/null; do
+	while member_pid "$1" "$2" >/dev/null || exiting "$pid"; do
 		if (( $(date +%s) >= deadline )); then
 			log "$1 member $2 (pid $pid) still running after ${STOP_GRACE}s: SIGKILL"
 			kill -s KILL "$pid" 2>/dev/null || true
@@ -968,7 +977,7 @@ stop_names() { # NAME...: TERM every member, wait, KILL after the grace period
 		left=()
 		for t in "${targets[@]}"; do
 			IFS=: read -r name i pid <<<"$t"
-			member_pid "$name" "$i" >/dev/null && left+=("$t")
+			if member_pid "$name" "$i" >/dev/null || exiting "$pid"; then left+=("$t"); fi
 		done
 		((${#left[@]})) || break
 		if (( $(date +%s) >= deadline )); then
