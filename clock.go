@@ -75,6 +75,19 @@ func (e elapsed) now() time.Duration { return e.clk.Now().Sub(e.epoch) }
 // later starter's slots), and the same in each run of a simulation.
 const slotsPerInterval = 32
 
+// slotMiddle is slotStart shifted by half a slot: the latest middle of a
+// slot not after t. Polls go there, renewals at the starts, so that a poll
+// does not read a renewal of the same instant before its watch event
+// arrives (which would take the watch for one that misses changes, and
+// open it again).
+func (e elapsed) slotMiddle(t, interval time.Duration) time.Duration {
+	half := interval / slotsPerInterval / 2
+	if interval/slotsPerInterval < time.Millisecond || t <= half || t == never {
+		return t
+	}
+	return e.slotStart(t-half, interval) + half
+}
+
 // slotStart returns the start of the slot of t (on e's axis) for a call
 // repeated every interval: t itself when slots would be under a
 // millisecond. Early is always safe: a lease runs from the send time, and
