@@ -232,20 +232,3 @@ func TestSlotStartAlignsParticipants(t *testing.T) {
 		t.Fatalf("never moved to %v", got)
 	}
 }
-
-// Polls fall in the middle of the slots renewals start: half a slot apart.
-func TestSlotMiddleIsHalfASlotFromStarts(t *testing.T) {
-	clk := newFakeClock()
-	e := startElapsed(clk)
-	const interval = 10 * time.Second
-	slot := interval / slotsPerInterval
-	for _, due := range []time.Duration{interval, interval + slot/2, 3*interval + 7*time.Millisecond} {
-		at := e.slotMiddle(due, interval)
-		if at > due || due-at >= slot {
-			t.Fatalf("due %v: %v, want within a slot before", due, at)
-		}
-		if start := e.slotStart(at, interval); at-start != slot/2 {
-			t.Fatalf("due %v: %v is %v after its slot's start, want %v", due, at, at-start, slot/2)
-		}
-	}
-}

@@ -15,14 +15,13 @@ import (
 // keeps a watch open as a hint, reads the key when a hint is not enough, and
 // backs off after store errors. Only the goroutine that owns it uses it.
 type observer struct {
-	client   Backend
-	key      string
-	cfg      *config
-	ctx      context.Context
-	clk      timeSource
-	clock    func() time.Duration                          // the owner's time axis, on clk
-	slot     func(t, interval time.Duration) time.Duration // elapsed.slotStart on that axis: renewals
-	pollSlot func(t, interval time.Duration) time.Duration // elapsed.slotMiddle: polls
+	client Backend
+	key    string
+	cfg    *config
+	ctx    context.Context
+	clk    timeSource
+	clock  func() time.Duration                          // the owner's time axis, on clk
+	slot   func(t, interval time.Duration) time.Duration // elapsed.slotStart on that axis: renewals
 
 	gen      uint64        // the election generation joined
 	genKnown bool          // gen was taken from a record (not joined while the key was missing)
@@ -80,7 +79,7 @@ type observer struct {
 
 func newObserver(ctx context.Context, client Backend, key string, cfg *config, clock elapsed, reports engineReports) observer {
 	return observer{
-		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now, slot: clock.slotStart, pollSlot: clock.slotMiddle, reports: reports,
+		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now, slot: clock.slotStart, reports: reports,
 		watch: keyWatch{client: client, key: key, clk: clock.clk}, eventAt: -1,
 	}
 }
@@ -175,13 +174,13 @@ func (o *observer) nextPoll() time.Duration {
 		if o.cfg.pollByTTL && o.cur.kind == snapRecord {
 			every = max(every, o.cur.rec.TTL()/3)
 		}
-		at := o.pollSlot(o.lastRead+every, every)
+		at := o.lastRead + every
 		if o.settleAt > 0 {
 			at = min(at, o.settleAt)
 		}
 		return at
 	}
-	return o.pollSlot(o.lastRead+o.cfg.pollInterval, o.cfg.pollInterval)
+	return o.lastRead + o.cfg.pollInterval
 }
 
 // readNow reads the key and adopts what it shows. It returns the snapshot

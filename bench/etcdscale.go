@@ -55,15 +55,16 @@ func measureScaleElection(ctx context.Context, be *backend, sc *scaleConfig, pre
 	if err != nil {
 		return fail("open", err)
 	}
-	defer func() {
+	closeClient := func() {
 		if err := withTimeout("closing the etcd client", closeTimeout, func() { _ = cli.Close() }); err != nil {
 			res.Errors = append(res.Errors, err.Error())
 		}
-	}()
+	}
 	ttl := max(1, int((sc.ttl+time.Second-1)/time.Second))
 	var sessions [2]*concurrency.Session
 	for k := range sessions {
 		if sessions[k], err = concurrency.NewSession(cli, concurrency.WithTTL(ttl)); err != nil {
+			closeClient()
 			return fail("session", err)
 		}
 	}
@@ -82,12 +83,16 @@ func measureScaleElection(ctx context.Context, be *backend, sc *scaleConfig, pre
 		start := time.Now()
 		cancel()
 		campaigns.Wait()
-		readers.Wait()
 		for _, s := range sessions { // revokes the leases: every key goes
 			if err := withTimeout("closing an etcd session", closeTimeout, func() { _ = s.Close() }); err != nil {
 				res.Errors = append(res.Errors, err.Error())
 			}
 		}
+		// Observe's channels close when their watches end: at 10,000
+		// elections not all did on the context's end within minutes, but
+		// all do when the client closes.
+		closeClient()
+		readers.Wait()
 		res.StopSeconds = time.Since(start).Seconds()
 		res.ChannelErrors = errCount.Load()
 		if s, ok := firstErr.Load().(string); ok {
