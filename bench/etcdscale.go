@@ -82,16 +82,16 @@ func measureScaleElection(ctx context.Context, be *backend, sc *scaleConfig, pre
 	defer func() {
 		start := time.Now()
 		cancel()
-		campaigns.Wait()
 		for _, s := range sessions { // revokes the leases: every key goes
 			if err := withTimeout("closing an etcd session", closeTimeout, func() { _ = s.Close() }); err != nil {
 				res.Errors = append(res.Errors, err.Error())
 			}
 		}
-		// Observe's channels close when their watches end: at 10,000
-		// elections not all did on the context's end within minutes, but
-		// all do when the client closes.
+		// The waiting campaigns and Observe's channels end when their
+		// watches do: at 10,000 elections not all did on the context's
+		// end within minutes, but all do when the client closes.
 		closeClient()
+		campaigns.Wait()
 		readers.Wait()
 		res.StopSeconds = time.Since(start).Seconds()
 		res.ChannelErrors = errCount.Load()
