@@ -199,18 +199,12 @@ func measureScaleElection(ctx context.Context, be *backend, sc *scaleConfig, pre
 		if err != nil {
 			return fail("handoff", fmt.Errorf("election %d: resign: %w", i, err))
 		}
-		select {
-		case <-e.elected[other]:
-			samples = append(samples, msf(time.Since(t0)))
-		case <-time.After(3*sc.ttl + 5*time.Second):
-			return fail("handoff", fmt.Errorf("election %d: no successor within %v of Resign", i, 3*sc.ttl+5*time.Second))
-		case <-ctx.Done():
-			return fail("handoff", ctx.Err())
+		ms, err := awaitSuccessor(ctx, e.elected[other], t0, sc.ttl, i)
+		if err != nil {
+			return fail("handoff", err)
 		}
+		samples = append(samples, ms)
 	}
-	res.Handoff = summarize(samples)
-	if res.Handoff != nil {
-		progress("%s: handoff p50 %s ms over %d rounds", electionName, fmtMS(res.Handoff.P50), res.Handoff.N)
-	}
+	res.summarizeHandoffs(samples)
 	return res
 }

@@ -291,20 +291,37 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 		}
 		t0 := time.Now()
 		e.cands[lead].Resign()
-		select {
-		case <-e.elected[other]:
-			samples = append(samples, msf(time.Since(t0)))
-		case <-time.After(3*sc.ttl + 5*time.Second):
-			return fail("handoff", fmt.Errorf("election %d: no successor within %v of Resign", i, 3*sc.ttl+5*time.Second))
-		case <-ctx.Done():
-			return fail("handoff", ctx.Err())
+		ms, err := awaitSuccessor(ctx, e.elected[other], t0, sc.ttl, i)
+		if err != nil {
+			return fail("handoff", err)
 		}
+		samples = append(samples, ms)
 	}
-	res.Handoff = summarize(samples)
-	if res.Handoff != nil {
-		progress("%s: handoff p50 %s ms over %d rounds", be.name, fmtMS(res.Handoff.P50), res.Handoff.N)
-	}
+	res.summarizeHandoffs(samples)
 	return res
+}
+
+// awaitSuccessor waits for the other candidate of election i to be
+// elected after the leader resigned at t0, and returns how long it took,
+// in milliseconds.
+func awaitSuccessor(ctx context.Context, elected <-chan struct{}, t0 time.Time, ttl time.Duration, i int) (float64, error) {
+	limit := 3*ttl + 5*time.Second
+	select {
+	case <-elected:
+		return msf(time.Since(t0)), nil
+	case <-time.After(limit):
+		return 0, fmt.Errorf("election %d: no successor within %v of Resign", i, limit)
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// summarizeHandoffs sets the handoff figures from the samples, in ms.
+func (r *scaleResult) summarizeHandoffs(samples []float64) {
+	r.Handoff = summarize(samples)
+	if r.Handoff != nil {
+		progress("%s: handoff p50 %s ms over %d rounds", r.Name, fmtMS(r.Handoff.P50), r.Handoff.N)
+	}
 }
 
 // runScale runs --scale on every backend, one after the other, and prints
