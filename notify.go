@@ -43,19 +43,29 @@ func (p *pump[T]) flushLocked() {
 		case p.out <- v:
 			p.handed(v)
 		default:
+			// v may be out of the queue already (a queue sink's next
+			// pops): the goroutine hands it over first.
 			p.active = true
-			p.group.wg.Go(p.deliver)
+			p.group.wg.Go(func() { p.deliver(v) })
 			return
 		}
 	}
 }
 
-// deliver waits for the reader until the queue is empty or the group
-// closes; it closes the channel itself if the group closed while it ran.
-func (p *pump[T]) deliver() {
+// deliver hands v to the reader, then the rest of the queue, until the
+// queue is empty or the group closes; it closes the channel itself if the
+// group closed while it ran.
+func (p *pump[T]) deliver(v T) {
 	for {
+		select {
+		case p.out <- v:
+		case <-p.group.stop:
+			p.closeOut(&v)
+			return
+		}
 		p.mu.Lock()
-		v, ok := p.next()
+		p.handed(v)
+		next, ok := p.next()
 		if !ok {
 			p.active = false
 			closing := p.closing
@@ -66,15 +76,7 @@ func (p *pump[T]) deliver() {
 			return
 		}
 		p.mu.Unlock()
-		select {
-		case p.out <- v:
-			p.mu.Lock()
-			p.handed(v)
-			p.mu.Unlock()
-		case <-p.group.stop:
-			p.closeOut(&v)
-			return
-		}
+		v = next
 	}
 }
 

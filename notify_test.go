@@ -66,3 +66,41 @@ func TestChannelsHoldNoGoroutineWhileRead(t *testing.T) {
 		t.Fatalf("%d delivery goroutines after Stop, want 0", n)
 	}
 }
+
+// A queue sink whose buffer is full keeps the value that found it full:
+// a reader gets every value, in order, and after a close with no reader
+// the newest is in the buffer (found by a review: it was lost).
+func TestQueueSinkKeepsTheValueThatFoundItFull(t *testing.T) {
+	s := newQueueSink[int](100)
+	g := newSinkGroup(s)
+	g.start()
+	for i := range sinkBuffer + 3 {
+		s.push(i)
+	}
+	for want := range sinkBuffer + 3 {
+		select {
+		case v := <-s.out:
+			if v != want {
+				t.Fatalf("got %d, want %d", v, want)
+			}
+		case <-time.After(wait):
+			t.Fatalf("value %d never arrived", want)
+		}
+	}
+	g.close()
+
+	s = newQueueSink[int](100)
+	g = newSinkGroup(s)
+	g.start()
+	for i := range sinkBuffer + 1 {
+		s.push(i)
+	}
+	g.close()
+	var got []int
+	for v := range s.out {
+		got = append(got, v)
+	}
+	if len(got) != sinkBuffer || got[len(got)-1] != sinkBuffer {
+		t.Fatalf("after close with no reader the channel holds %v, want the newest %d values ending with %d", got, sinkBuffer, sinkBuffer)
+	}
+}

@@ -33,7 +33,7 @@ const batchTimeout = 30 * time.Second
 // A transaction's compares hold for all or none: when one fails, none of
 // its writes are applied, and its else branch reads every key in the same
 // revision, which shows the calls whose compare failed. Those get
-// store.ErrKeyModified; the others go again in the next transaction. A
+// store.ErrKeyModified; the others go again at once, by themselves. A
 // batch never holds two calls on the same key, so the outcome is the same
 // as if each call had run alone, in some order.
 type batcher struct {
@@ -187,5 +187,7 @@ func (b *batcher) runSwaps(calls []*batchCall) {
 		}
 		return
 	}
-	b.q.Requeue(again)
+	// Their compares held: they go again at once, by themselves, so that
+	// calls joining meanwhile cannot make them fail again and again.
+	b.runSwaps(again)
 }
