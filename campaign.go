@@ -16,6 +16,7 @@ import (
 // ends at its own deadline whatever this goroutine is doing.
 type campaign struct {
 	observer
+	axis    elapsed // the time axis of clock: the slots renewals start at (renewAfter)
 	node    string
 	ttl     time.Duration
 	leases  *leaseKeeper
@@ -65,7 +66,7 @@ type engineReports interface {
 // leases and reports to out.
 func newCampaign(ctx context.Context, client Backend, key, node string, ttl time.Duration, cfg *config,
 	clock elapsed, leases *leaseKeeper, values *proclamation, handoff *successorBox, out campaignReports) *campaign {
-	e := &campaign{node: node, ttl: ttl, leases: leases, values: values, handoff: handoff, out: out, id: newInstanceID()}
+	e := &campaign{axis: clock, node: node, ttl: ttl, leases: leases, values: values, handoff: handoff, out: out, id: newInstanceID()}
 	e.observer = newObserver(ctx, client, key, cfg, clock, out)
 	return e
 }
@@ -405,7 +406,7 @@ func (e *campaign) renew() {
 // renewAfter is when the renewal after a write sent at sent is due: a
 // renewal interval later, at the start of its slot (elapsed.slotStart).
 func (e *campaign) renewAfter(sent time.Duration) time.Duration {
-	return e.slot(sent+e.cfg.renewInterval, e.cfg.renewInterval)
+	return e.axis.slotStart(sent+e.cfg.renewInterval, e.cfg.renewInterval)
 }
 
 // confirm extends the lease from the earliest write not yet confirmed: the

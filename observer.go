@@ -20,8 +20,7 @@ type observer struct {
 	cfg    *config
 	ctx    context.Context
 	clk    timeSource
-	clock  func() time.Duration                          // the owner's time axis, on clk
-	slot   func(t, interval time.Duration) time.Duration // elapsed.slotStart on that axis: renewals
+	clock  func() time.Duration // the owner's time axis, on clk
 
 	gen      uint64        // the election generation joined
 	genKnown bool          // gen was taken from a record (not joined while the key was missing)
@@ -79,7 +78,7 @@ type observer struct {
 
 func newObserver(ctx context.Context, client Backend, key string, cfg *config, clock elapsed, reports engineReports) observer {
 	return observer{
-		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now, slot: clock.slotStart, reports: reports,
+		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now, reports: reports,
 		watch: keyWatch{client: client, key: key, clk: clock.clk}, eventAt: -1,
 	}
 }

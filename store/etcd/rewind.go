@@ -94,15 +94,8 @@ func (r *revisions) remove(w *revWatch) {
 // get reads key as kvtools' Get does (linearizable unless opts asks
 // otherwise), noting the reply's revision.
 func (f *fixed) get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, int64, error) {
-	consistent := opts == nil || opts.Consistent
-	var ops []clientv3.OpOption
-	done := func(int64) {}
-	if consistent {
-		done = f.revs.read()
-	} else {
-		ops = append(ops, clientv3.WithSerializable())
-	}
-	if consistent { // with the other linearizable reads made meanwhile
+	if opts == nil || opts.Consistent { // with the other linearizable reads made meanwhile
+		done := f.revs.read()
 		r := f.reads.do(ctx, normalize(key), nil, nil)
 		if r.err != nil {
 			return nil, 0, classify(r.err)
@@ -113,11 +106,10 @@ func (f *fixed) get(ctx context.Context, key string, opts *store.ReadOptions) (*
 		}
 		return r.pair, r.rev, nil
 	}
-	resp, err := f.client.Get(ctx, normalize(key), ops...)
+	resp, err := f.client.Get(ctx, normalize(key), clientv3.WithSerializable())
 	if err != nil {
 		return nil, 0, classify(err)
 	}
-	done(resp.Header.Revision)
 	if len(resp.Kvs) == 0 {
 		return nil, resp.Header.Revision, store.ErrKeyNotFound
 	}
