@@ -60,13 +60,14 @@ const (
 
 // simTotals adds up the seeds' runs.
 type simTotals struct {
-	mu                   sync.Mutex
-	seeds                int
-	ttls                 float64
-	virtual              time.Duration
-	calls, terms, faults int
-	failed               []string
-	residual             []string
+	mu                            sync.Mutex
+	seeds                         int
+	ttls                          float64
+	virtual                       time.Duration
+	calls, terms, faults          int
+	batched, shared, handlePauses int // calls a batch fault struck; struck batches of two calls or more; handles paused whole
+	failed                        []string
+	residual                      []string
 }
 
 // simShortSeeds is the seeds TestSimulator runs under -short, and
@@ -119,8 +120,8 @@ func TestSimulator(t *testing.T) {
 			})
 		}
 	})
-	t.Logf("simulator: %d seeds, %.0f simulated TTLs (%v virtual), %d store calls, %d terms, %d faults injected, %d seeds failed, %v real",
-		tot.seeds, tot.ttls, tot.virtual.Round(time.Second), tot.calls, tot.terms, tot.faults, len(tot.failed), time.Since(began).Round(time.Millisecond))
+	t.Logf("simulator: %d seeds, %.0f simulated TTLs (%v virtual), %d store calls, %d terms, %d faults injected (%d calls in struck batches, %d of them shared by two calls or more; %d handles paused whole), %d seeds failed, %v real",
+		tot.seeds, tot.ttls, tot.virtual.Round(time.Second), tot.calls, tot.terms, tot.faults, tot.batched, tot.shared, tot.handlePauses, len(tot.failed), time.Since(began).Round(time.Millisecond))
 	for _, f := range tot.failed {
 		t.Log("  " + f)
 	}
@@ -309,6 +310,7 @@ type simSlot struct {
 	index     int
 	ttl       time.Duration // candidates
 	margin    time.Duration // candidates: Timings.SafetyMargin, 0 for the default
+	handle    int           // the handle its incarnations run on (simbatch_test.go)
 	actor     *simActor     // nil while down
 	downUntil time.Time
 	count     int // incarnations so far
@@ -329,6 +331,7 @@ type simRun struct {
 	followerReq time.Duration // followers' request timeout
 	actRate     float64       // driver actions per max TTL while faulty
 	slots       []*simSlot
+	handles     []*simBatch // the handles the slots share, each with its batches
 	streams     uint64
 	raw         *memory.Store // the driver's own connection, for store-level faults
 	admin       *simStore     // EndElection and DeleteElection, through faults
@@ -339,6 +342,9 @@ type simRun struct {
 	sched       *simSched
 	ids         int // participants (witnesses) so far: their place in the scheduler's order
 	faults      atomic.Int64
+	batched     atomic.Int64 // calls a batch fault struck
+	shared      atomic.Int64 // struck batches of two calls or more
+	handlePause atomic.Int64 // handles paused whole
 	outageUntil time.Time
 	phase       simPhase
 	phaseUntil  time.Time
@@ -371,6 +377,12 @@ func newSimRun(t *testing.T, seed uint64, keepLog bool) *simRun {
 	for i := range nf {
 		r.slots = append(r.slots, &simSlot{kind: kindFollower, index: i})
 	}
+	// One or two handles, drawn from a stream of their own.
+	hr := rand.New(rand.NewPCG(seed, 0x4a4e))
+	r.handles = newSimBatches(seed, 1+hr.IntN(2))
+	for _, s := range r.slots {
+		s.handle = hr.IntN(len(r.handles))
+	}
 	r.followerReq = r.maxTTL / 3
 	if r.rng.Float64() < 0.25 {
 		r.followerReq = 5 * time.Second // the followers' default
@@ -382,7 +394,8 @@ func newSimRun(t *testing.T, seed uint64, keepLog bool) *simRun {
 		release:       make(chan struct{}),
 		rates: simRates{
 			fail: 0.06 * k, hang: 0.01 * k, delay: 0.05 * k, longDelay: 0.01 * k, lostReply: 0.03 * k, lateApply: 0.03 * k,
-			drop: 0.1 * k, dup: 0.05 * k, reorder: 0.05 * k, watchDelay: 0.1 * k,
+			batch: 0.02 * k,
+			drop:  0.1 * k, dup: 0.05 * k, reorder: 0.05 * k, watchDelay: 0.1 * k,
 		},
 	}
 	r.actRate = 0.3 + 1.2*r.rng.Float64()
@@ -391,8 +404,8 @@ func newSimRun(t *testing.T, seed uint64, keepLog bool) *simRun {
 	r.adminH, _ = memory.Open(context.Background(), memory.Config{Name: r.name})
 	aw := &simWitness{label: "admin", name: "admin", kind: kindAdmin, started: r.t0, clk: r.newClock(0, 0)}
 	r.admin = newSimStore(r, r.adminH, aw, r.nextStream())
-	r.logf("seed %d: %d candidates (TTLs %v, margins %v), %d followers (request timeout %v), watch slack %v, intensity %.2f, actions %.2f/TTL",
-		seed, nc, r.candidateTTLs(), r.candidateMargins(), nf, r.followerReq, r.plan.maxWatchDelay, k, r.actRate)
+	r.logf("seed %d: %d candidates (TTLs %v, margins %v), %d followers (request timeout %v), %d handles, watch slack %v, intensity %.2f, actions %.2f/TTL",
+		seed, nc, r.candidateTTLs(), r.candidateMargins(), nf, r.followerReq, len(r.handles), r.plan.maxWatchDelay, k, r.actRate)
 	return r
 }
 
@@ -678,6 +691,7 @@ func (r *simRun) start(s *simSlot) {
 	clk := r.newClock(r.between(-time.Hour, time.Hour), r.rng.Int64N(2*simMaxPPM+1)-simMaxPPM)
 	a.w = &simWitness{label: a.label, name: fmt.Sprintf("%s%d", prefix, s.index), kind: s.kind, started: time.Now(), clk: clk, values: map[string]time.Time{}}
 	st := newSimStore(r, h, a.w, r.nextStream())
+	st.batch = r.handles[s.handle]
 	ctx, cancel := context.WithCancel(context.Background())
 	a.cancel = cancel
 	modes := []string{"run", "run", "prompt", "slow", "absent"}
@@ -908,7 +922,7 @@ func (r *simRun) maybeAct() {
 		{10, r.actResign}, {6, func() bool { return r.actStop("stop") }}, {4, func() bool { return r.actStop("cancel") }},
 		{8, r.actPartition}, {2, r.actOutage}, {3, r.actLoseData}, {4, r.actRestore}, {4, r.actRewrite},
 		{1, r.actEnd}, {1, r.actDelete}, {6, r.actProclaim}, {6, r.actHandOff},
-		{4, r.actPause}, {8, r.actFence},
+		{4, r.actPause}, {3, r.actPauseHandle}, {8, r.actFence},
 	}
 	total := 0
 	for _, a := range actions {
@@ -1024,6 +1038,31 @@ func (r *simRun) actPause() bool {
 	a.w.clk.pause()
 	r.check.cutStart(a.w)
 	r.fault(a.w, "paused until %s", r.at(a.resumeAt))
+	return true
+}
+
+// actPauseHandle pauses every running participant of one handle at once,
+// past the longest TTL, as a whole process stopped: every leader on it must
+// have stepped down at its deadline, and its calls of before go on late.
+func (r *simRun) actPauseHandle() bool {
+	h := r.handles[r.rng.IntN(len(r.handles))]
+	var as []*simActor
+	for _, s := range r.slots {
+		if a := s.actor; a != nil && s.handle == h.handle && !a.stopping && !a.paused() && a.ready() {
+			as = append(as, a)
+		}
+	}
+	if len(as) == 0 {
+		return false
+	}
+	until := time.Now().Add(r.between(r.maxTTL+r.maxTTL/10, 3*r.maxTTL))
+	r.handlePause.Add(1)
+	for _, a := range as {
+		a.resumeAt = until
+		a.w.clk.pause()
+		r.check.cutStart(a.w)
+		r.fault(a.w, "paused with handle %d until %s", h.handle, r.at(until))
+	}
 	return true
 }
 
@@ -1208,6 +1247,9 @@ func (r *simRun) report(tot *simTotals) {
 	tot.terms += len(c.terms)
 	c.mu.Unlock()
 	tot.faults += int(r.faults.Load())
+	tot.batched += int(r.batched.Load())
+	tot.shared += int(r.shared.Load())
+	tot.handlePauses += int(r.handlePause.Load())
 	if !c.failed() {
 		return
 	}

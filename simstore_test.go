@@ -29,6 +29,7 @@ import (
 // store call for the first group, per watch event for the second.
 type simRates struct {
 	fail, hang, delay, longDelay, lostReply, lateApply float64
+	batch                                              float64 // per call: a batch of the caller's handle struck by one fault (simbatch_test.go)
 	drop, dup, reorder, watchDelay                     float64
 }
 
@@ -80,8 +81,9 @@ func (f simFault) String() string {
 // simStore is one participant's connection to the simulated store.
 type simStore struct {
 	*memory.Store
-	run *simRun
-	who *simWitness
+	run   *simRun
+	who   *simWitness
+	batch *simBatch // the participant's handle; nil for the driver's admin
 
 	mu      sync.Mutex
 	rng     *rand.Rand
@@ -125,6 +127,11 @@ func (s *simStore) begin(op string, write bool) simFault {
 	p := s.run.plan
 	if !p.faulty.Load() {
 		return faultNone
+	}
+	if s.batch != nil {
+		if f, ok := s.batch.join(s, op, write, p.rates.batch, p.maxTTL); ok {
+			return f
+		}
 	}
 	r, x := p.rates, s.float()
 	for _, c := range []struct {
