@@ -3,7 +3,8 @@ package leadership
 // The seeded deterministic fault simulator: each seed runs in its own
 // testing/synctest bubble (exact virtual time), with 2-4 candidates and 1-3
 // followers on a memory store reached through fault-injecting wrappers
-// (simstore_test.go), while the driver below injects store-level faults and
+// (simstore_test.go) on one or two handles whose batches fail together
+// (simbatch_test.go), while the driver below injects store-level faults and
 // participant churn in fault-heavy phases separated by calm ones, and the
 // checker (siminvariants_test.go) judges the invariants after every step.
 //

@@ -89,26 +89,9 @@ func (b *batcher) do(ctx context.Context, key string, prev *store.KVPair, value 
 	return b.q.Wait(c)
 }
 
-// txnContext bounds a transaction by the latest deadline of its calls (or
-// batchTimeout), not cancelled when one caller gives up: the others still
-// want it.
-func txnContext(calls []*batchCall) (context.Context, context.CancelFunc) {
-	deadline := time.Time{}
-	for _, c := range calls {
-		d, ok := c.Ctx.Deadline()
-		if !ok {
-			d = time.Now().Add(batchTimeout)
-		}
-		if d.After(deadline) {
-			deadline = d
-		}
-	}
-	return context.WithDeadline(context.Background(), deadline)
-}
-
 // runReads reads every call's key in one linearizable transaction.
 func (b *batcher) runReads(calls []*batchCall) {
-	ctx, cancel := txnContext(calls)
+	ctx, cancel := batch.Context(calls, batchTimeout)
 	defer cancel()
 	ops := make([]clientv3.Op, len(calls))
 	for i, c := range calls {
@@ -142,7 +125,7 @@ func (b *batcher) runReads(calls []*batchCall) {
 // runSwaps writes every call's value in one transaction, if every call's
 // key still has its previous revision and value.
 func (b *batcher) runSwaps(calls []*batchCall) {
-	ctx, cancel := txnContext(calls)
+	ctx, cancel := batch.Context(calls, batchTimeout)
 	defer cancel()
 	cmps := make([]clientv3.Cmp, 0, 2*len(calls))
 	puts := make([]clientv3.Op, len(calls))

@@ -55,6 +55,7 @@ func fence(f *fixed, s store.Store) fenced.Putter {
 		return nil
 	}
 	f.creator = fp.client
+	f.reads, f.swaps = newBatcher(fp.client, false), newBatcher(fp.client, true)
 	return fp
 }
 
@@ -82,6 +83,8 @@ type fixed struct {
 	hub       *hub            // nil: the inner store's watches
 	own       *goredis.Client // the hub's client, if the adapter's own
 	creator   *goredis.Client // kvtools' client, raw codec: creates with SETNX; nil: kvtools' AtomicPut
+	reads     *batcher        // with creator: Gets, batched (batch.go)
+	swaps     *batcher        // with creator: compare-and-swaps, batched
 	closeWait time.Duration   // how long Close waits for watches
 }
 
@@ -89,11 +92,30 @@ func newFixed(s store.Store, closeWait time.Duration) *fixed {
 	return &fixed{Classified: adapter.Classified{Store: s, Unreachable: unreachable, Kinds: kinds}, closeWait: closeWait}
 }
 
+// Get reads key; with the raw codec, Gets made at once go as one MGET
+// (batch.go).
+func (f *fixed) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
+	if f.reads == nil {
+		return f.Classified.Get(ctx, key, opts)
+	}
+	pair, err := f.reads.get(ctx, key)
+	return pair, classify(err)
+}
+
 // AtomicPut creates with SETNX of its own, or confirms kvtools'
-// ErrKeyExists with a read (see wrap).
+// ErrKeyExists with a read (see wrap). With the raw codec, compare-and-
+// swaps made at once go as one script (batch.go).
 func (f *fixed) AtomicPut(ctx context.Context, key string, value []byte, previous *store.KVPair, opts *store.WriteOptions) (bool, *store.KVPair, error) {
 	if previous == nil && f.creator != nil {
 		return f.create(ctx, key, value, opts)
+	}
+	if f.swaps != nil {
+		var ttl time.Duration
+		if opts != nil {
+			ttl = opts.TTL
+		}
+		ok, pair, err := f.swaps.swap(ctx, key, value, previous, ttl)
+		return ok, pair, classify(err)
 	}
 	ok, pair, err := f.Store.AtomicPut(ctx, key, value, previous, opts)
 	if previous != nil || !errors.Is(err, store.ErrKeyExists) {

@@ -12,6 +12,7 @@ package batch
 import (
 	"context"
 	"sync"
+	"time"
 )
 
 // Call is what the queue needs of a call, embedded in each store's own
@@ -153,4 +154,21 @@ func (q *Queue[C, R]) take() []C {
 	}
 	q.queue = rest
 	return batch
+}
+
+// Context bounds a batch's one request by the latest deadline of its
+// calls, or fallback from now if one has none. It is not cancelled when
+// one caller gives up: the others still want the request.
+func Context[C Caller[R], R any](calls []C, fallback time.Duration) (context.Context, context.CancelFunc) {
+	var latest time.Time
+	for _, c := range calls {
+		d, ok := c.call().Ctx.Deadline()
+		if !ok {
+			d = time.Now().Add(fallback)
+		}
+		if d.After(latest) {
+			latest = d
+		}
+	}
+	return context.WithDeadline(context.Background(), latest)
 }

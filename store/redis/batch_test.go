@@ -1,0 +1,124 @@
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/kvtools/valkeyrie/store"
+)
+
+// record is a value as the engine stores it: JSON with a LastIndex field,
+// which kvtools' compare-and-swap (and the batched one) compares.
+func record(index int, v string) []byte {
+	return fmt.Appendf(nil, `{"LastIndex":%d,"v":%q}`, index, v)
+}
+
+// Compare-and-swaps and reads made at once on one client go in shared
+// requests (one script, one MGET), and each keeps its own outcome: a
+// stale one fails alone, the others land, and every read sees its own key.
+func TestBatchedCallsKeepTheirOwnOutcome(t *testing.T) {
+	s := openClient(t, serverConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	base := uniqueKey(t)
+	const n = 300
+	prev := make([]*store.KVPair, n)
+	for i := range n {
+		k := fmt.Sprintf("%s/%d", base, i)
+		if err := s.Put(ctx, k, record(1, "v0"), nil); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Get(ctx, k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev[i] = p
+	}
+	// Every third key changes under its caller's feet; every fifth is gone.
+	for i := range n {
+		switch {
+		case i%3 == 0:
+			if err := s.Put(ctx, prev[i].Key, record(2, "other"), nil); err != nil {
+				t.Fatal(err)
+			}
+		case i%5 == 0:
+			if err := s.Delete(ctx, prev[i].Key); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	reads := make([]*store.KVPair, n)
+	readErrs := make([]error, n)
+	for i := range n {
+		wg.Go(func() {
+			_, _, errs[i] = s.AtomicPut(ctx, prev[i].Key, record(3, fmt.Sprintf("v1-%d", i)), prev[i], &store.WriteOptions{TTL: time.Minute})
+		})
+		wg.Go(func() { reads[i], readErrs[i] = s.Get(ctx, prev[i].Key, nil) })
+	}
+	wg.Wait()
+	for i := range n {
+		stale, gone := i%3 == 0, i%3 != 0 && i%5 == 0
+		switch {
+		case stale && !errors.Is(errs[i], store.ErrKeyModified):
+			t.Errorf("key %d changed since its previous: %v, want ErrKeyModified", i, errs[i])
+		case gone && !errors.Is(errs[i], store.ErrKeyNotFound):
+			t.Errorf("key %d deleted: %v, want ErrKeyNotFound", i, errs[i])
+		case !stale && !gone && errs[i] != nil:
+			t.Errorf("key %d: %v", i, errs[i])
+		}
+		switch {
+		case gone && !errors.Is(readErrs[i], store.ErrKeyNotFound):
+			t.Errorf("read of deleted key %d: %v, want ErrKeyNotFound", i, readErrs[i])
+		case !gone && (readErrs[i] != nil || reads[i].Key != prev[i].Key):
+			t.Errorf("read %d: %v, %+v", i, readErrs[i], reads[i])
+		}
+		got, err := s.Get(ctx, prev[i].Key, nil)
+		var want []byte
+		switch {
+		case gone:
+			if !errors.Is(err, store.ErrKeyNotFound) {
+				t.Errorf("key %d: %v, want it gone", i, err)
+			}
+			continue
+		case err != nil:
+			t.Fatal(err)
+		case stale:
+			want = record(2, "other")
+		default:
+			want = record(3, fmt.Sprintf("v1-%d", i))
+		}
+		if string(got.Value) != string(want) {
+			t.Errorf("key %d holds %s, want %s", i, got.Value, want)
+		}
+	}
+}
+
+// A value that is not JSON cannot have its LastIndex compared: the
+// compare-and-swap fails with an error of its own, not ErrKeyModified,
+// and writes nothing, as kvtools' script does.
+func TestBatchedSwapRefusesValuesNotJSON(t *testing.T) {
+	s := openClient(t, serverConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	k := uniqueKey(t)
+	if err := s.Put(ctx, k, []byte("plain"), nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Get(ctx, k, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ok, _, err := s.AtomicPut(ctx, k, record(1, "new"), p, nil)
+	if ok || err == nil || errors.Is(err, store.ErrKeyModified) {
+		t.Fatalf("AtomicPut over a value not JSON: %v, %v; want an error other than ErrKeyModified", ok, err)
+	}
+	if got, err := s.Get(ctx, k, nil); err != nil || string(got.Value) != "plain" {
+		t.Fatalf("the key holds %+v, %v; want it untouched", got, err)
+	}
+}
