@@ -128,15 +128,17 @@ func (b *batcher) runReads(calls []*batchCall) {
 }
 
 // swapScript compares and swaps each of its keys on its own, as kvtools'
-// script does for one: ARGV holds, per key, the previous value, the new
+// script does for one, reading them all with one MGET (Redis counts each
+// command a script runs: a SET per key written, and one MGET): ARGV holds, per key, the previous value, the new
 // value and the expiry in seconds ("0": none). It answers a code per key:
 // 1 written, 0 the LastIndex field differs, -1 the key is missing, -2 a
 // value is not JSON (kvtools' script fails then).
 var swapScript = goredis.NewScript(`
 local out = {}
+local curs = redis.call('mget', unpack(KEYS))
 for i, key in ipairs(KEYS) do
   local at = 3 * (i - 1)
-  local cur = redis.call('get', key)
+  local cur = curs[i]
   if not cur then
     out[i] = -1
   else
