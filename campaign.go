@@ -16,7 +16,6 @@ import (
 // ends at its own deadline whatever this goroutine is doing.
 type campaign struct {
 	observer
-	axis    elapsed // the time axis of clock: the slots renewals start at (renewAfter)
 	node    string
 	ttl     time.Duration
 	leases  *leaseKeeper
@@ -66,7 +65,7 @@ type engineReports interface {
 // leases and reports to out.
 func newCampaign(ctx context.Context, client Backend, key, node string, ttl time.Duration, cfg *config,
 	clock elapsed, leases *leaseKeeper, values *proclamation, handoff *successorBox, out campaignReports) *campaign {
-	e := &campaign{axis: clock, node: node, ttl: ttl, leases: leases, values: values, handoff: handoff, out: out, id: newInstanceID()}
+	e := &campaign{node: node, ttl: ttl, leases: leases, values: values, handoff: handoff, out: out, id: newInstanceID()}
 	e.observer = newObserver(ctx, client, key, cfg, clock, out)
 	return e
 }
@@ -103,6 +102,7 @@ func (e *campaign) work() error {
 	if e.ctx.Err() != nil {
 		return nil
 	}
+	e.doubtWatch(now)
 	if !e.watch.running() && now >= e.watchAt {
 		e.openWatch()
 	}
@@ -242,7 +242,7 @@ func (e *campaign) confirmedStill(s snapshot) bool {
 
 // nextWake is when step next has something to do.
 func (e *campaign) nextWake() time.Duration {
-	at := e.nextPoll()
+	at := min(e.nextPoll(), e.nextDoubt())
 	if e.needRead {
 		at = 0
 	}

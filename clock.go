@@ -64,8 +64,8 @@ func startElapsed(clk timeSource) elapsed {
 // now is the time since the start.
 func (e elapsed) now() time.Duration { return e.clk.Now().Sub(e.epoch) }
 
-// slotsPerInterval is how many slots a renewal interval has: a renewal
-// due at t is sent at the start of t's slot, up to
+// slotsPerInterval is how many slots a renewal or poll interval has: a
+// renewal or poll due at t is sent at the start of t's slot, up to
 // interval/slotsPerInterval early, so that the calls of every election of
 // a process that fall in one slot leave together, and an adapter that
 // batches concurrent calls (PostgreSQL, Consul) sends them as one request
@@ -77,12 +77,13 @@ const slotsPerInterval = 32
 
 // slotStart returns the start of the slot of t (on e's axis) for a call
 // repeated every interval: t itself when slots would be under a
-// millisecond. Early is always safe: a lease runs from the send time.
-// Polls are not slotted: a poll in the slot of its election's renewal
-// read the renewal before the watch delivered it (the more so where a
-// watch of many keys answers late, as Consul's one blocking query at
-// 10,000 elections), took the watch for one that misses changes, and
-// opened it again: 10 to 40% more reads.
+// millisecond. Early is always safe: a lease runs from the send time, and
+// a poll only reads sooner. Polls are slotted too, so that an adapter
+// batches a slot's reads; a poll in the slot of its election's renewal
+// may read the renewal before the watch delivers it, and the watch is
+// doubted only if its event does not follow within watchGrace
+// (observer.checkWatch): without that grace, slotted polls reopened
+// watches and read 10 to 40% more.
 func (e elapsed) slotStart(t, interval time.Duration) time.Duration {
 	slot := interval / slotsPerInterval
 	if slot < time.Millisecond || t <= 0 || t == never {

@@ -77,6 +77,7 @@ func (e *following) step() error {
 	if e.held() && !e.expired {
 		deadline = e.expiresAt()
 	}
+	e.doubtWatch(now)
 	if !e.watch.running() && now >= e.watchAt {
 		e.openWatchBy(deadline)
 	}
@@ -95,7 +96,7 @@ func (e *following) step() error {
 }
 
 func (e *following) nextWake() time.Duration {
-	at := e.nextPoll()
+	at := min(e.nextPoll(), e.nextDoubt())
 	if e.needRead {
 		at = 0
 	}

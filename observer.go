@@ -21,6 +21,7 @@ type observer struct {
 	ctx    context.Context
 	clk    timeSource
 	clock  func() time.Duration // the owner's time axis, on clk
+	axis   elapsed              // the same axis: the slots polls and renewals start at
 
 	gen      uint64        // the election generation joined
 	genKnown bool          // gen was taken from a record (not joined while the key was missing)
@@ -66,6 +67,7 @@ type observer struct {
 	settleAt   time.Duration // the next read that checks what a new watch may have missed; 0: none
 	settleStep time.Duration // the wait before it
 	heard      bool          // the watch delivered an event since the last read was sent
+	suspectAt  time.Duration // a poll found a change the watch has not delivered: doubted if no event comes by then; 0: none
 	doubted    bool          // a read found a change the watch missed, and no event since showed one first
 
 	backoff time.Duration
@@ -78,7 +80,7 @@ type observer struct {
 
 func newObserver(ctx context.Context, client Backend, key string, cfg *config, clock elapsed, reports engineReports) observer {
 	return observer{
-		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now, reports: reports,
+		client: client, key: key, cfg: cfg, ctx: ctx, clk: clock.clk, clock: clock.now, axis: clock, reports: reports,
 		watch: keyWatch{client: client, key: key, clk: clock.clk}, eventAt: -1,
 	}
 }
@@ -173,13 +175,13 @@ func (o *observer) nextPoll() time.Duration {
 		if o.cfg.pollByTTL && o.cur.kind == snapRecord {
 			every = max(every, o.cur.rec.TTL()/3)
 		}
-		at := o.lastRead + every
+		at := o.axis.slotStart(o.lastRead+every, every)
 		if o.settleAt > 0 {
 			at = min(at, o.settleAt)
 		}
 		return at
 	}
-	return o.lastRead + o.cfg.pollInterval
+	return o.axis.slotStart(o.lastRead+o.cfg.pollInterval, o.cfg.pollInterval)
 }
 
 // readNow reads the key and adopts what it shows. It returns the snapshot
@@ -240,24 +242,55 @@ func (o *observer) settled() {
 	}
 }
 
-// checkWatch opens the watch again when a poll (a read no hint asked for)
+// checkWatch suspects the watch when a poll (a read no hint asked for)
 // shows a state newer than the current one while the watch, open since
-// before the previous read, delivered nothing since: it missed a change
-// (kvtools' etcd watch resumed from a revision that a server restarted
-// without its data does not have). Until an event shows a change before a
-// read does, the key is polled as if no watch ran, so that a watch that
-// stays silent still leaves the reads to find and keep the leader. prev
-// is when the previous read was sent.
+// before the previous read, delivered nothing since: it may have missed a
+// change (kvtools' etcd watch resumed from a revision that a server
+// restarted without its data does not have), or its event may only be on
+// its way (a poll in the slot of a renewal reads it before the watch
+// delivers it, the more so where one query watches many keys, as
+// Consul's). If no event comes within watchGrace, doubtWatch opens the
+// watch again. prev is when the previous read was sent.
 func (o *observer) checkWatch(s snapshot, polled bool, prev time.Duration) {
 	heard := o.heard
 	o.heard = false
 	if !polled || heard || !o.watch.running() || o.openedAt > prev || !s.supersedes(o.cur) {
 		return
 	}
+	if o.suspectAt == 0 {
+		o.suspectAt = o.clock() + min(o.cfg.pollInterval, watchGrace)
+	}
+}
+
+// watchGrace is the longest a watch event may trail a poll that read the
+// same change before the watch is taken for one that misses changes (or
+// the poll interval, if shorter).
+const watchGrace = time.Second
+
+// doubtWatch opens the watch again when a suspicion of checkWatch was not
+// lifted by an event in time. Until an event shows a change before a read
+// does, the key is polled as if no watch ran, so that a watch that stays
+// silent still leaves the reads to find and keep the leader.
+func (o *observer) doubtWatch(now time.Duration) {
+	if o.suspectAt == 0 || now < o.suspectAt {
+		return
+	}
+	o.suspectAt = 0
+	if !o.watch.running() {
+		return
+	}
 	o.cfg.logger.Info("leadership: the watch missed a change a read showed; watching again", "key", o.key)
 	o.doubted = true
 	o.watch.stop()
-	o.watchAt = o.clock()
+	o.watchAt = now
+}
+
+// nextDoubt is when doubtWatch has something to do.
+func (o *observer) nextDoubt() time.Duration {
+	if o.suspectAt == 0 {
+		return never
+	}
+	return o.suspectAt
 }
 
 // openWatch (re)opens the watch; on failure it is retried later.
@@ -284,7 +317,7 @@ func (o *observer) openWatchBy(deadline time.Duration) {
 		// write meanwhile): they may be as old as the call.
 		o.listened, o.needRead = sent, true
 		now := o.clock()
-		o.openedAt, o.heard = now, false
+		o.openedAt, o.heard, o.suspectAt = now, false, 0
 		o.settleStep = max(2*(now-sent), settleFirst)
 		o.settleAt = now + o.settleStep
 		return
@@ -316,7 +349,7 @@ func (o *observer) watchFailed() {
 // watchEvent notes that the watch works: the store is reachable again, so
 // a backoff from earlier errors no longer needs to be waited out.
 func (o *observer) watchEvent() {
-	o.watchFails, o.heard = 0, true
+	o.watchFails, o.heard, o.suspectAt = 0, true, 0
 	if o.backoff > 0 {
 		o.backoff = 0
 		o.retryAt = min(o.retryAt, o.clock())
