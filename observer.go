@@ -341,6 +341,7 @@ func (o *observer) watchClosed() {
 // watchFailed schedules the next watch with a backoff, so that a backend
 // whose watch closes at once (on a missing key, say) is not hammered.
 func (o *observer) watchFailed() {
+	o.suspectAt = 0
 	o.watchFails++
 	wait := o.cfg.retryMin << min(o.watchFails-1, 20)
 	o.watchAt = o.clock() + min(wait, max(o.cfg.pollInterval, o.cfg.retryMin))

@@ -121,14 +121,17 @@ func randBetween(rng *rand.Rand, lo, hi time.Duration) time.Duration {
 
 // begin counts a call (and brakes a storm) and draws its fault.
 func (s *simStore) begin(op string, write bool) simFault {
-	if s.run.check.call(s.who) {
+	storm := s.run.check.call(s.who)
+	if storm {
 		time.Sleep(50 * time.Millisecond) // a storm: slow it so that virtual time moves on
 	}
 	p := s.run.plan
 	if !p.faulty.Load() {
 		return faultNone
 	}
-	if s.batch != nil {
+	// Calls woken from a storm's sleep at one instant run in no set order:
+	// they stay out of batches, whose draws are shared.
+	if s.batch != nil && !storm {
 		if f, ok := s.batch.join(s, op, write, p.rates.batch, p.maxTTL); ok {
 			return f
 		}

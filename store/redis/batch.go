@@ -98,7 +98,11 @@ func (b *batcher) swap(ctx context.Context, key string, value []byte, prev *stor
 	return true, &store.KVPair{Key: key, Value: value, LastIndex: uint64(time.Now().Nanosecond())}, nil //nolint:gosec // never negative
 }
 
-// runReads reads every call's key with one MGET.
+// runReads reads every call's key with one MGET. MGET cannot tell a
+// missing key from one of another type (kvtools' GET fails on those), and
+// fails whole where one key is refused (an ACL's key pattern): a key MGET
+// shows missing while EXISTS finds keys among them, and every call of a
+// batch MGET failed as a server's answer, are read again alone, with GET.
 func (b *batcher) runReads(calls []*batchCall) {
 	ctx, cancel := batch.Context(calls, batchTimeout)
 	defer cancel()
@@ -110,12 +114,19 @@ func (b *batcher) runReads(calls []*batchCall) {
 	if err == nil && len(vals) != len(calls) {
 		err = errors.New("redis: MGET answered with fewer values than keys")
 	}
+	if err != nil && len(calls) > 1 && !unreachable(err) {
+		for _, c := range calls {
+			c.Done <- b.readAlone(ctx, c.Key)
+		}
+		return
+	}
+	var missing []int
 	for i, c := range calls {
 		switch {
 		case err != nil:
 			c.Done <- failed(err)
 		case vals[i] == nil:
-			c.Done <- failed(store.ErrKeyNotFound)
+			missing = append(missing, i)
 		default:
 			s, ok := vals[i].(string)
 			if !ok {
@@ -125,43 +136,99 @@ func (b *batcher) runReads(calls []*batchCall) {
 			c.Done <- batchResult{pair: &store.KVPair{Key: c.Key, Value: []byte(s)}}
 		}
 	}
+	if len(missing) == 0 {
+		return
+	}
+	mkeys := make([]string, len(missing))
+	for j, i := range missing {
+		mkeys[j] = keys[i]
+	}
+	n, err := b.client.Exists(ctx, mkeys...).Result()
+	for _, i := range missing {
+		switch {
+		case err == nil && n == 0:
+			calls[i].Done <- failed(store.ErrKeyNotFound)
+		default: // another type, or written meanwhile, or EXISTS failed
+			calls[i].Done <- b.readAlone(ctx, keys[i])
+		}
+	}
+}
+
+// readAlone reads key with GET, as kvtools does.
+func (b *batcher) readAlone(ctx context.Context, key string) batchResult {
+	v, err := b.client.Get(ctx, key).Bytes()
+	switch {
+	case errors.Is(err, goredis.Nil):
+		return failed(store.ErrKeyNotFound)
+	case err != nil:
+		return failed(err)
+	}
+	return batchResult{pair: &store.KVPair{Key: key, Value: v}}
 }
 
 // swapScript compares and swaps each of its keys on its own, as kvtools'
-// script does for one, reading them all with one MGET (Redis counts each
-// command a script runs: a SET per key written, and one MGET): ARGV holds, per key, the previous value, the new
-// value and the expiry in seconds ("0": none). It answers a code per key:
-// 1 written, 0 the LastIndex field differs, -1 the key is missing, -2 a
-// value is not JSON (kvtools' script fails then).
+// script does for one, reading them all with one MGET first (Redis counts
+// each command a script runs: one MGET, and a SET per key written). ARGV
+// holds, per key, the previous value, the new value and the expiry in
+// seconds ("0": none). It answers per key: 1 written, 0 the LastIndex
+// field differs, -1 the key is missing, -2 a value is not a JSON object or
+// string (kvtools' script fails then; a JSON string has no LastIndex, as
+// there), or the error of the key's GET or SET (another type, a key the
+// user may not write). Nothing is written before the MGET answers, so a
+// script that fails whole wrote nothing.
 var swapScript = goredis.NewScript(`
+local function index(v)
+  if type(v) == 'table' then return true, v['LastIndex'] end
+  if type(v) == 'string' then return true, nil end
+  return false, nil
+end
 local out = {}
 local curs = redis.call('mget', unpack(KEYS))
 for i, key in ipairs(KEYS) do
   local at = 3 * (i - 1)
   local cur = curs[i]
   if not cur then
-    out[i] = -1
+    local r = redis.pcall('get', key)
+    if type(r) == 'table' and r.err then
+      out[i] = r.err
+    elseif r then
+      out[i] = 0
+    else
+      out[i] = -1
+    end
   else
     local okc, c = pcall(cjson.decode, cur)
     local okp, p = pcall(cjson.decode, ARGV[at + 1])
-    if not (okc and okp and type(c) == 'table' and type(p) == 'table') then
+    local hc, ic, hp, ip = false, nil, false, nil
+    if okc and okp then
+      hc, ic = index(c)
+      hp, ip = index(p)
+    end
+    if not (hc and hp) then
       out[i] = -2
-    elseif c['LastIndex'] ~= p['LastIndex'] then
+    elseif ic ~= ip then
       out[i] = 0
     else
+      local r
       if ARGV[at + 3] == '0' then
-        redis.call('set', key, ARGV[at + 2])
+        r = redis.pcall('set', key, ARGV[at + 2])
       else
-        redis.call('set', key, ARGV[at + 2], 'ex', ARGV[at + 3])
+        r = redis.pcall('set', key, ARGV[at + 2], 'ex', ARGV[at + 3])
       end
-      out[i] = 1
+      if type(r) == 'table' and r.err then
+        out[i] = r.err
+      else
+        out[i] = 1
+      end
     end
   end
 end
 return out
 `)
 
-// runSwaps runs every call's compare-and-swap in one script.
+// runSwaps runs every call's compare-and-swap in one script; if the
+// script fails whole as a server's answer (its MGET refused), it wrote
+// nothing, and each call runs again alone.
 func (b *batcher) runSwaps(calls []*batchCall) {
 	ctx, cancel := batch.Context(calls, batchTimeout)
 	defer cancel()
@@ -171,22 +238,51 @@ func (b *batcher) runSwaps(calls []*batchCall) {
 		keys[i] = c.Key
 		args = append(args, c.prev.Value, c.value, c.ttl)
 	}
-	codes, err := swapScript.Run(ctx, b.client, keys, args...).Int64Slice()
-	if err == nil && len(codes) != len(calls) {
+	outs, err := swapScript.Run(ctx, b.client, keys, args...).Slice()
+	if err == nil && len(outs) != len(calls) {
 		err = errors.New("redis: the compare-and-swap script answered with fewer codes than keys")
 	}
+	if err != nil && len(calls) > 1 && !unreachable(err) {
+		for _, c := range calls {
+			b.runSwaps([]*batchCall{c})
+		}
+		return
+	}
 	for i, c := range calls {
-		switch {
-		case err != nil:
+		if err != nil {
 			c.Done <- failed(err)
-		case codes[i] == 1:
-			c.Done <- batchResult{}
-		case codes[i] == 0:
-			c.Done <- failed(store.ErrKeyModified)
-		case codes[i] == -1:
-			c.Done <- failed(store.ErrKeyNotFound)
+			continue
+		}
+		switch v := outs[i].(type) {
+		case int64:
+			c.Done <- swapOutcome(v)
+		case string:
+			c.Done <- failed(replyError(v))
 		default:
-			c.Done <- failed(errors.New("redis: a stored or previous value is not JSON: cannot compare their LastIndex"))
+			c.Done <- failed(fmt.Errorf("redis: the compare-and-swap script answered %T for a key", v))
 		}
 	}
 }
+
+// swapOutcome is the result a code of swapScript stands for.
+func swapOutcome(code int64) batchResult {
+	switch code {
+	case 1:
+		return batchResult{}
+	case 0:
+		return failed(store.ErrKeyModified)
+	case -1:
+		return failed(store.ErrKeyNotFound)
+	default:
+		return failed(errors.New("redis: a stored or previous value is not a JSON object: cannot compare their LastIndex"))
+	}
+}
+
+// replyError is an error reply the script passed on for one key: a
+// goredis.Error, as the reply would be to the call alone.
+type replyError string
+
+func (e replyError) Error() string { return string(e) }
+
+// RedisError marks replyError as a reply of the server (goredis.Error).
+func (replyError) RedisError() {}

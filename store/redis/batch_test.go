@@ -122,3 +122,69 @@ func TestBatchedSwapRefusesValuesNotJSON(t *testing.T) {
 		t.Fatalf("the key holds %+v, %v; want it untouched", got, err)
 	}
 }
+
+// A key of another type fails its own call in a batch, as GET and SET
+// fail on it alone (WRONGTYPE), and is not read as missing; the calls
+// batched with it keep their outcomes. A JSON string has no LastIndex, as
+// in kvtools' script: a swap over it proceeds.
+func TestBatchedCallsOnAKeyOfAnotherType(t *testing.T) {
+	cfg := serverConfig(t)
+	s := openClient(t, cfg)
+	rc := rawClient(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	base := uniqueKey(t)
+	const n = 40
+	prev := make([]*store.KVPair, n)
+	for i := range n {
+		k := fmt.Sprintf("%s/%d", base, i)
+		if err := s.Put(ctx, k, record(1, "v0"), nil); err != nil {
+			t.Fatal(err)
+		}
+		p, err := s.Get(ctx, k, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prev[i] = p
+	}
+	hashKey := prev[7].Key
+	if err := rc.Del(ctx, hashKey).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := rc.HSet(ctx, hashKey, "f", "v").Err(); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	readErrs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { _, _, errs[i] = s.AtomicPut(ctx, prev[i].Key, record(2, "v1"), prev[i], nil) })
+		wg.Go(func() { _, readErrs[i] = s.Get(ctx, prev[i].Key, nil) })
+	}
+	wg.Wait()
+	for i := range n {
+		if i == 7 {
+			for what, err := range map[string]error{"AtomicPut": errs[i], "Get": readErrs[i]} {
+				if err == nil || errors.Is(err, store.ErrKeyNotFound) || errors.Is(err, store.ErrKeyModified) {
+					t.Errorf("%s on a hash: %v, want the server's WRONGTYPE", what, err)
+				}
+			}
+			continue
+		}
+		if errs[i] != nil || readErrs[i] != nil {
+			t.Errorf("key %d: AtomicPut %v, Get %v", i, errs[i], readErrs[i])
+		}
+	}
+
+	k := base + "/string"
+	if err := s.Put(ctx, k, []byte(`"just a string"`), nil); err != nil {
+		t.Fatal(err)
+	}
+	p, err := s.Get(ctx, k, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := s.AtomicPut(ctx, k, record(1, "mine"), p, nil); !ok || err != nil {
+		t.Fatalf("AtomicPut over a JSON string: %v, %v; want it written, as kvtools does", ok, err)
+	}
+}
