@@ -55,7 +55,13 @@ type scaleResult struct {
 	StartupErrors     int64            `json:"startup_channel_errors"` // of which until every follower named a leader
 	IdleErrors        int64            `json:"idle_channel_errors"`    // of which during the idle window
 	FirstChannelError string           `json:"first_channel_error,omitempty"`
+	StartRetries      int64            `json:"start_retries"` // starts that failed and were tried again
+	FirstRetryError   string           `json:"first_retry_error,omitempty"`
 }
+
+// startTries is how many times the bench starts a participant whose start
+// fails before it gives the row up.
+const startTries = 3
 
 // scaleElection is one election of the run: two candidates and a follower.
 type scaleElection struct {
@@ -172,11 +178,14 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 
 	heap0, g0 := heapInUse(), runtime.NumGoroutine()
 	r := &scaleRun{cfg: sc, elections: make([]*scaleElection, sc.elections), allNamed: make(chan struct{})}
+	newFollower := func(i int) *leadership.Follower { return leadership.NewFollower(client, fmt.Sprintf("%s/%d", prefix, i)) }
+	newCandidate := func(i, k int) *leadership.Candidate {
+		return leadership.NewCandidate(client, fmt.Sprintf("%s/%d", prefix, i), fmt.Sprintf("e%d-c%d", i, k), sc.ttl, leadership.WithTimings(leadership.Timings{ResignHoldoff: sc.ttl}))
+	}
 	for i := range r.elections {
-		key := fmt.Sprintf("%s/%d", prefix, i)
-		e := &scaleElection{fol: leadership.NewFollower(client, key)}
+		e := &scaleElection{fol: newFollower(i)}
 		for k := range e.cands {
-			e.cands[k] = leadership.NewCandidate(client, key, fmt.Sprintf("e%d-c%d", i, k), sc.ttl, leadership.WithTimings(leadership.Timings{ResignHoldoff: sc.ttl}))
+			e.cands[k] = newCandidate(i, k)
 			e.elected[k] = make(chan struct{}, 1)
 		}
 		r.elections[i] = e
@@ -201,34 +210,61 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 
 	progress("%s: starting %d elections (2 candidates and a follower each) on one client", be.name, sc.elections)
 	start := time.Now()
-	var startErrs atomic.Int64
-	var firstStartErr atomic.Value
+	var startErrs, retries atomic.Int64
+	var firstStartErr, firstRetryErr atomic.Value
+	// A start that fails (its first read timed out while the machine was
+	// busy starting the others) is tried again, on a new Candidate or
+	// Follower, as a user would, up to startTries times; the retries are
+	// counted.
+	failedOnce := func(err error) {
+		if retries.Add(1) == 1 {
+			firstRetryErr.Store(err)
+		}
+	}
 	workpool.Each(len(r.elections), sc.parallel, func(i int) {
 		e := r.elections[i]
-		leaders, ferrs, err := e.fol.FollowElection()
-		context.AfterFunc(ctx, e.fol.Stop)
-		if err != nil {
-			if startErrs.Add(1) == 1 {
-				firstStartErr.Store(err)
+		for try := 1; ; try++ {
+			leaders, ferrs, err := e.fol.FollowElection()
+			context.AfterFunc(ctx, e.fol.Stop)
+			if err == nil {
+				r.readFollower(e, leaders, ferrs)
+				break
 			}
-			return
-		}
-		r.readFollower(e, leaders, ferrs)
-		for k, c := range e.cands {
-			elected, cerrs, err := c.RunForElection()
-			context.AfterFunc(ctx, c.Stop)
-			if err != nil {
+			if try == startTries {
 				if startErrs.Add(1) == 1 {
 					firstStartErr.Store(err)
 				}
-				continue
+				return
 			}
-			r.readCandidate(e, k, elected, cerrs)
+			failedOnce(err)
+			e.fol = newFollower(i)
+		}
+		for k := range e.cands {
+			for try := 1; ; try++ {
+				elected, cerrs, err := e.cands[k].RunForElection()
+				context.AfterFunc(ctx, e.cands[k].Stop)
+				if err == nil {
+					r.readCandidate(e, k, elected, cerrs)
+					break
+				}
+				if try == startTries {
+					if startErrs.Add(1) == 1 {
+						firstStartErr.Store(err)
+					}
+					break
+				}
+				failedOnce(err)
+				e.cands[k] = newCandidate(i, k)
+			}
 		}
 	})
 	res.StartSeconds = time.Since(start).Seconds()
+	res.StartRetries = retries.Load()
+	if err, ok := firstRetryErr.Load().(error); ok {
+		res.FirstRetryError = err.Error()
+	}
 	if n := startErrs.Load(); n > 0 {
-		return fail("start", fmt.Errorf("%d participants did not start; first: %v", n, firstStartErr.Load()))
+		return fail("start", fmt.Errorf("%d participants did not start in %d tries; first: %v", n, startTries, firstStartErr.Load()))
 	}
 	progress("%s: all %d participants started in %.1fs", be.name, res.Participants, res.StartSeconds)
 	wait := time.NewTimer(10*sc.ttl + time.Duration(sc.elections)*10*time.Millisecond)
@@ -387,6 +423,9 @@ func printScale(w io.Writer, cfg *config, sc *scaleConfig, results []*scaleResul
 		errs := fmt.Sprintf("%d on the channels (%d while starting, %d while idle)", r.ChannelErrors, r.StartupErrors, r.IdleErrors)
 		if r.FirstChannelError != "" {
 			errs += " (first: " + r.FirstChannelError + ")"
+		}
+		if r.StartRetries > 0 {
+			errs += fmt.Sprintf("; %d starts failed and were tried again (first: %s)", r.StartRetries, r.FirstRetryError)
 		}
 		if len(r.Errors) > 0 {
 			errs = strings.Join(r.Errors, "; ") + "; " + errs
