@@ -178,7 +178,9 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 
 	heap0, g0 := heapInUse(), runtime.NumGoroutine()
 	r := &scaleRun{cfg: sc, elections: make([]*scaleElection, sc.elections), allNamed: make(chan struct{})}
-	newFollower := func(i int) *leadership.Follower { return leadership.NewFollower(client, fmt.Sprintf("%s/%d", prefix, i)) }
+	newFollower := func(i int) *leadership.Follower {
+		return leadership.NewFollower(client, fmt.Sprintf("%s/%d", prefix, i))
+	}
 	newCandidate := func(i, k int) *leadership.Candidate {
 		return leadership.NewCandidate(client, fmt.Sprintf("%s/%d", prefix, i), fmt.Sprintf("e%d-c%d", i, k), sc.ttl, leadership.WithTimings(leadership.Timings{ResignHoldoff: sc.ttl}))
 	}

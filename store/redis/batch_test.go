@@ -17,15 +17,9 @@ func record(index int, v string) []byte {
 	return fmt.Appendf(nil, `{"LastIndex":%d,"v":%q}`, index, v)
 }
 
-// Compare-and-swaps and reads made at once on one client go in shared
-// requests (one script, one MGET), and each keeps its own outcome: a
-// stale one fails alone, the others land, and every read sees its own key.
-func TestBatchedCallsKeepTheirOwnOutcome(t *testing.T) {
-	s := openClient(t, serverConfig(t))
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-	defer cancel()
-	base := uniqueKey(t)
-	const n = 300
+// putRecords writes n records under base and returns them as read.
+func putRecords(ctx context.Context, t *testing.T, s store.Store, base string, n int) []*store.KVPair {
+	t.Helper()
 	prev := make([]*store.KVPair, n)
 	for i := range n {
 		k := fmt.Sprintf("%s/%d", base, i)
@@ -38,6 +32,19 @@ func TestBatchedCallsKeepTheirOwnOutcome(t *testing.T) {
 		}
 		prev[i] = p
 	}
+	return prev
+}
+
+// Compare-and-swaps and reads made at once on one client go in shared
+// requests (one script, one MGET), and each keeps its own outcome: a
+// stale one fails alone, the others land, and every read sees its own key.
+func TestBatchedCallsKeepTheirOwnOutcome(t *testing.T) {
+	s := openClient(t, serverConfig(t))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	base := uniqueKey(t)
+	const n = 300
+	prev := putRecords(ctx, t, s, base, n)
 	// Every third key changes under its caller's feet; every fifth is gone.
 	for i := range n {
 		switch {
@@ -135,18 +142,7 @@ func TestBatchedCallsOnAKeyOfAnotherType(t *testing.T) {
 	defer cancel()
 	base := uniqueKey(t)
 	const n = 40
-	prev := make([]*store.KVPair, n)
-	for i := range n {
-		k := fmt.Sprintf("%s/%d", base, i)
-		if err := s.Put(ctx, k, record(1, "v0"), nil); err != nil {
-			t.Fatal(err)
-		}
-		p, err := s.Get(ctx, k, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		prev[i] = p
-	}
+	prev := putRecords(ctx, t, s, base, n)
 	hashKey := prev[7].Key
 	if err := rc.Del(ctx, hashKey).Err(); err != nil {
 		t.Fatal(err)
