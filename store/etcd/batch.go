@@ -83,10 +83,7 @@ func (b *batcher) do(ctx context.Context, key string, prev *store.KVPair, value 
 	c := &batchCall{prev: prev, value: value, Call: batch.Call[batchResult]{
 		Ctx: ctx, Key: key, Size: size, Done: make(chan batchResult, 1),
 	}}
-	if b.q.Push(c) {
-		go b.q.Send()
-	}
-	return b.q.Wait(c)
+	return b.q.Do(c)
 }
 
 // runReads reads every call's key in one linearizable transaction.

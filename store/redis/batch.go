@@ -74,10 +74,7 @@ func (b *batcher) do(ctx context.Context, c *batchCall) batchResult {
 	if c.prev != nil {
 		c.Size += len(c.prev.Value)
 	}
-	if b.q.Push(c) {
-		go b.q.Send()
-	}
-	return b.q.Wait(c)
+	return b.q.Do(c)
 }
 
 // get reads key as kvtools' Get does with the raw codec: the value as it

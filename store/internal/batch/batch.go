@@ -156,6 +156,15 @@ func (q *Queue[C, R]) take() []C {
 	return batch
 }
 
+// Do queues c, starts a sender if fewer than MaxSenders run, and waits
+// for c's result (or its context's end, as Wait does).
+func (q *Queue[C, R]) Do(c C) R {
+	if q.Push(c) {
+		go q.Send()
+	}
+	return q.Wait(c)
+}
+
 // Context bounds a batch's one request by the latest deadline of its
 // calls, or fallback from now if one has none. It is not cancelled when
 // one caller gives up: the others still want the request.
