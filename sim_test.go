@@ -1035,11 +1035,17 @@ func (r *simRun) actPause() bool {
 	if a == nil {
 		return false
 	}
-	a.resumeAt = time.Now().Add(r.between(a.ttl+a.ttl/10, 3*a.ttl))
+	r.pause(a, time.Now().Add(r.between(a.ttl+a.ttl/10, 3*a.ttl)), "paused")
+	return true
+}
+
+// pause stops a until the time given: its clock's timers wait, and the
+// checker counts it cut off meanwhile.
+func (r *simRun) pause(a *simActor, until time.Time, how string) {
+	a.resumeAt = until
 	a.w.clk.pause()
 	r.check.cutStart(a.w)
-	r.fault(a.w, "paused until %s", r.at(a.resumeAt))
-	return true
+	r.fault(a.w, "%s until %s", how, r.at(until))
 }
 
 // actPauseHandle pauses every running participant of one handle at once,
@@ -1059,10 +1065,7 @@ func (r *simRun) actPauseHandle() bool {
 	until := time.Now().Add(r.between(r.maxTTL+r.maxTTL/10, 3*r.maxTTL))
 	r.handlePause.Add(1)
 	for _, a := range as {
-		a.resumeAt = until
-		a.w.clk.pause()
-		r.check.cutStart(a.w)
-		r.fault(a.w, "paused with handle %d until %s", h.handle, r.at(until))
+		r.pause(a, until, fmt.Sprintf("paused with handle %d", h.handle))
 	}
 	return true
 }

@@ -218,46 +218,46 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 	// busy starting the others) is tried again, on a new Candidate or
 	// Follower, as a user would, up to startTries times; the retries are
 	// counted.
-	failedOnce := func(err error) {
-		if retries.Add(1) == 1 {
-			firstRetryErr.Store(err)
+	startRetrying := func(start func() error, renew func()) bool {
+		for try := 1; ; try++ {
+			err := start()
+			switch {
+			case err == nil:
+				return true
+			case try == startTries:
+				if startErrs.Add(1) == 1 {
+					firstStartErr.Store(err)
+				}
+				return false
+			}
+			if retries.Add(1) == 1 {
+				firstRetryErr.Store(err)
+			}
+			renew()
 		}
 	}
 	workpool.Each(len(r.elections), sc.parallel, func(i int) {
 		e := r.elections[i]
-		for try := 1; ; try++ {
+		followed := startRetrying(func() error {
 			leaders, ferrs, err := e.fol.FollowElection()
 			context.AfterFunc(ctx, e.fol.Stop)
 			if err == nil {
 				r.readFollower(e, leaders, ferrs)
-				break
 			}
-			if try == startTries {
-				if startErrs.Add(1) == 1 {
-					firstStartErr.Store(err)
-				}
-				return
-			}
-			failedOnce(err)
-			e.fol = newFollower(i)
+			return err
+		}, func() { e.fol = newFollower(i) })
+		if !followed {
+			return
 		}
 		for k := range e.cands {
-			for try := 1; ; try++ {
+			startRetrying(func() error {
 				elected, cerrs, err := e.cands[k].RunForElection()
 				context.AfterFunc(ctx, e.cands[k].Stop)
 				if err == nil {
 					r.readCandidate(e, k, elected, cerrs)
-					break
 				}
-				if try == startTries {
-					if startErrs.Add(1) == 1 {
-						firstStartErr.Store(err)
-					}
-					break
-				}
-				failedOnce(err)
-				e.cands[k] = newCandidate(i, k)
-			}
+				return err
+			}, func() { e.cands[k] = newCandidate(i, k) })
 		}
 	})
 	res.StartSeconds = time.Since(start).Seconds()
