@@ -132,17 +132,13 @@ func (e *campaign) work() error {
 func (e *campaign) stepHolding(now time.Duration) {
 	h := e.hold
 	if !e.leases.holds(h.lease) {
-		switch h.lease.endedBy() {
-		case ErrResigned, ErrRelinquished:
-			if e.release() {
-				e.holdoffUntil = e.clock() + e.cfg.resignHoldoff
-			}
-		case ErrHandedOff:
-			if h.successor == "" { // once: a release that failed is retried to the same successor
+		switch why := h.lease.endedBy(); why {
+		case ErrResigned, ErrRelinquished, ErrHandedOff:
+			if why == ErrHandedOff && h.successor == "" { // once: a release that failed is retried to the same successor
 				h.successor = e.handoff.take()
 			}
 			if e.release() {
-				e.holdoffUntil = e.clock() + e.ttl + e.cfg.resignHoldoff // the window, then the holdoff
+				e.holdOff(why)
 			}
 		default:
 			// The deadline passed: the record is still ours, so the
@@ -154,7 +150,7 @@ func (e *campaign) stepHolding(now time.Duration) {
 	if now >= h.relinquishAt {
 		e.leases.stepDown(h.lease, ErrRelinquished)
 		if e.release() {
-			e.holdoffUntil = e.clock() + e.cfg.resignHoldoff
+			e.holdOff(ErrRelinquished)
 		}
 		return
 	}
@@ -175,6 +171,24 @@ func (e *campaign) stepWaiting(now time.Duration) {
 	if e.hold == nil && !e.needRead && now >= e.acquireAt() {
 		e.acquire()
 	}
+}
+
+// holdOff leaves the election to the others for a while after this
+// candidate gave its term up (why): the resign holdoff, after the
+// successor's window for a HandOff, counted from now, when the release is
+// known to be applied (its reply, or a read or event that shows it or a
+// later record). Any other reason holds nothing off.
+func (e *campaign) holdOff(why Reason) {
+	var d time.Duration
+	switch why {
+	case ErrResigned, ErrRelinquished:
+		d = e.cfg.resignHoldoff
+	case ErrHandedOff:
+		d = e.ttl + e.cfg.resignHoldoff // the window, then the holdoff
+	default:
+		return
+	}
+	e.holdoffUntil = max(e.holdoffUntil, e.clock()+d)
 }
 
 // acquireAt is when this candidate may try to take the record as it stands.
@@ -498,6 +512,9 @@ func (e *campaign) observe(s snapshot, fromWatch bool) {
 				h.renewDue = min(h.renewDue, e.renewAfter(e.clock()))
 			}
 		} else {
+			// A term given up whose release failed may show here as that
+			// release, applied after all: its holdoff starts now.
+			e.holdOff(h.lease.endedBy())
 			why := ErrLostLeadership
 			if e.ended() {
 				why = ErrElectionEnded

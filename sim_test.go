@@ -725,6 +725,7 @@ func (r *simRun) startCandidate(ctx context.Context, a *simActor, st *simStore, 
 	}
 	a.w.ttl, a.w.margin = s.ttl, marginOf(s.ttl, s.margin)
 	a.cand = NewCandidate(st, simKey, fmt.Sprintf("c%d", s.index), s.ttl, opts...)
+	a.w.holdoff = a.cand.cfg.resignHoldoff
 	if a.mode == "run" {
 		r.bg.Go(func() {
 			if err := a.cand.Run(ctx, r.callbacks(a)); err != nil && !errors.Is(err, ErrElectionEnded) {

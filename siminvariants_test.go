@@ -95,6 +95,12 @@ package leadership
 //     holder's whole margin, less only what the two clocks' rates explain.
 //     Not checked when the store went back in time since the holder's term
 //     began (invariant 1's exception).
+//  9. The holdoff. A candidate whose release (Resign, a relinquish, a
+//     HandOff) the store applied does not take the record it freed back
+//     before its clock has advanced its ResignHoldoff (for a HandOff to
+//     another, its TTL plus the holdoff) from the release's application:
+//     it cannot have seen the release any sooner, whether or not the
+//     release's reply reached it.
 
 import (
 	"fmt"
@@ -133,6 +139,7 @@ type simWitness struct {
 	clk     *simClock     // its clock (rate, offset, pauses)
 	ttl     time.Duration // a candidate's TTL
 	margin  time.Duration // a candidate's safety margin
+	holdoff time.Duration // a candidate's ResignHoldoff
 
 	shown   []simShown           // rises of the highest term shown to it
 	first   uint64               // sequence number of the first record shown to it, 0 if none
@@ -237,10 +244,12 @@ type simChecker struct {
 	applies   map[simHolder][]simApply
 	bounds    map[string]time.Time // an engine write's value: its bound (for identical rewrites)
 	takeovers []simTakeover
-	fences    int      // fenced writes that landed
-	history   [][]byte // the latest applied values
-	lastIndex uint64   // index of the latest applied write
-	current   []byte   // the value at the key as the checker knows it, nil when missing
+	fences    int         // fenced writes that landed
+	history   [][]byte    // the latest applied values
+	lastIndex uint64      // index of the latest applied write
+	current   []byte      // the value at the key as the checker knows it, nil when missing
+	freedBy   *simWitness // the candidate whose release current is, or nil
+	freedAt   time.Time   // when the store applied that release
 	goBacks   []simGoBack
 	epoch     int
 	terms     []*simTerm
@@ -308,6 +317,7 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair, sent time.Time, 
 			c.takeovers = append(c.takeovers, simTakeover{at: now, by: w, prevLeader: p.rec.Leader, prevTerm: p.rec.Term, prevTTL: p.rec.TTL(), term: d.rec.Term})
 		}
 	}
+	c.checkHoldoff(w, pair.Value, how, now)
 	if c.current != nil {
 		// A compare-and-swap that matched a reused index (a write sent
 		// before the store lost its data, applied after) or a restore can
@@ -335,6 +345,26 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair, sent time.Time, 
 	c.seq++
 	c.applies[h] = append(c.applies[h], simApply{at: now, ttl: rec.TTL(), seq: c.seq, bound: c.leaseBound(w, pair.Value, rec.TTL(), sent, how),
 		value: string(pair.Value), rewrite: how == "rewrite", engine: how == "engine", fresh: now.Add(rec.TTL())})
+}
+
+// checkHoldoff checks invariant 9 for a write of v by w applied now, and
+// notes whether v is a release of w's.
+func (c *simChecker) checkHoldoff(w *simWitness, v []byte, how string, now time.Time) {
+	d := c.run.decode(v)
+	if by := c.freedBy; by != nil && by == w && how == "engine" && d.ok && !d.rec.Free() && !d.rec.Ended {
+		if due := w.clk.realOf(w.clk.localAt(c.freedAt).Add(w.holdoff)); now.Before(due) {
+			c.fail("holdoff", "%s took back the record it freed %v after the store applied its release (holdoff %v on its clock)",
+				w.label, now.Sub(c.freedAt), w.holdoff)
+		}
+	}
+	c.freedBy = nil
+	if how != "engine" || !d.ok || !d.rec.Free() || d.rec.Ended || w.kind != kindCandidate {
+		return
+	}
+	c.freedBy, c.freedAt = w, now
+	if d.rec.Successor != "" && d.rec.Successor != w.name {
+		c.freedAt = w.clk.realOf(w.clk.localAt(now).Add(w.ttl)) // the successor's window first
+	}
 }
 
 // leaseBound is how long followers may name the holder of a write applied
@@ -441,6 +471,7 @@ func (c *simChecker) goBack(kind string) {
 	c.goBacks = append(c.goBacks, simGoBack{at: time.Now(), kind: kind, seq: c.seq})
 	if kind != "restore" {
 		c.current = nil // lost or deleted; a restore is recorded by its write
+		c.freedBy = nil
 	}
 	if kind == "delete" {
 		c.epoch++
