@@ -249,7 +249,7 @@ type simChecker struct {
 	lastIndex uint64      // index of the latest applied write
 	current   []byte      // the value at the key as the checker knows it, nil when missing
 	freedBy   *simWitness // the candidate whose release current is, or nil
-	freedAt   time.Time   // when the store applied that release
+	freedAt   time.Time   // freedBy's clock when the store applied that release (after a HandOff: plus its TTL)
 	goBacks   []simGoBack
 	epoch     int
 	terms     []*simTerm
@@ -352,18 +352,18 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair, sent time.Time, 
 func (c *simChecker) checkHoldoff(w *simWitness, v []byte, how string, now time.Time) {
 	d := c.run.decode(v)
 	if by := c.freedBy; by != nil && by == w && how == "engine" && d.ok && !d.rec.Free() && !d.rec.Ended {
-		if due := w.clk.realOf(w.clk.localAt(c.freedAt).Add(w.holdoff)); now.Before(due) {
-			c.fail("holdoff", "%s took back the record it freed %v after the store applied its release (holdoff %v on its clock)",
-				w.label, now.Sub(c.freedAt), w.holdoff)
+		if due := w.clk.realOf(c.freedAt.Add(w.holdoff)); now.Before(due) {
+			c.fail("holdoff", "%s took back the record it freed %v before its holdoff of %v on its clock ended",
+				w.label, due.Sub(now), w.holdoff)
 		}
 	}
 	c.freedBy = nil
 	if how != "engine" || !d.ok || !d.rec.Free() || d.rec.Ended || w.kind != kindCandidate {
 		return
 	}
-	c.freedBy, c.freedAt = w, now
+	c.freedBy, c.freedAt = w, w.clk.localAt(now)
 	if d.rec.Successor != "" && d.rec.Successor != w.name {
-		c.freedAt = w.clk.realOf(w.clk.localAt(now).Add(w.ttl)) // the successor's window first
+		c.freedAt = c.freedAt.Add(w.ttl) // the successor's window first
 	}
 }
 
