@@ -148,7 +148,9 @@ func (e *campaign) stepHolding(now time.Duration) {
 		return
 	}
 	if now >= h.relinquishAt {
-		e.leases.stepDown(h.lease, ErrRelinquished)
+		if !e.leases.stepDown(h.lease, ErrRelinquished) {
+			return // it ended meanwhile (its deadline, a HandOff): the next step sees why
+		}
 		if e.release() {
 			e.holdOff(ErrRelinquished)
 		}
@@ -224,6 +226,10 @@ func (e *campaign) acquireAtRecord() time.Duration {
 	case s.rec.ID == e.id && e.confirmedStill(s):
 		// Exactly our last confirmed write: no one wrote since, so no one
 		// else can have led since it was confirmed.
+		return 0
+	case s.rec.Free() && s.rec.Successor == e.node:
+		// Handed to this candidate, even back by the one it handed its
+		// own term to: no holdoff of its own stands in the way.
 		return 0
 	case s.rec.Free() && s.rec.Successor != "" && s.rec.Successor != e.node:
 		// Handed off to another: its window first, counted from when

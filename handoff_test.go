@@ -193,3 +193,29 @@ func TestHandOffReleaseRetriedToTheSameSuccessor(t *testing.T) {
 		}
 	})
 }
+
+// A candidate named successor takes the term even while its own holdoff
+// from an earlier HandOff lasts: a hands off to b, b hands straight back
+// to a, and a (not c, after b's window) leads next.
+func TestHandOffBackToTheFormerLeader(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		const ttl = 2 * time.Second
+		a := NewCandidate(c.handle(), "k", "a", ttl)
+		runCandidate(t, a)
+		eventually(t, "a leads", a.IsLeader)
+		b := NewCandidate(c.handle(), "k", "b", ttl)
+		runCandidate(t, b)
+		cc := NewCandidate(c.handle(), "k", "c", ttl)
+		runCandidate(t, cc)
+		eventually(t, "b and c see a", func() bool { return b.leader() == "a" && cc.leader() == "a" })
+		if err := a.HandOff(ctxT(t), "b"); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, "b leads", b.IsLeader)
+		start := time.Now()
+		if err := b.HandOff(ctxT(t), "a"); err != nil {
+			t.Fatalf("hand back to a: %v after %v (a leads %v, c leads %v)", err, time.Since(start), a.IsLeader(), cc.IsLeader())
+		}
+	})
+}

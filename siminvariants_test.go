@@ -100,7 +100,8 @@ package leadership
 //     before its clock has advanced its ResignHoldoff (for a HandOff to
 //     another, its TTL plus the holdoff) from the release's application:
 //     it cannot have seen the release any sooner, whether or not the
-//     release's reply reached it.
+//     release's reply reached it. Not checked for a release that took the
+//     store back in time (a late write over a reused index).
 
 import (
 	"fmt"
@@ -317,7 +318,7 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair, sent time.Time, 
 			c.takeovers = append(c.takeovers, simTakeover{at: now, by: w, prevLeader: p.rec.Leader, prevTerm: p.rec.Term, prevTTL: p.rec.TTL(), term: d.rec.Term})
 		}
 	}
-	c.checkHoldoff(w, pair.Value, how, now)
+	back := false
 	if c.current != nil {
 		// A compare-and-swap that matched a reused index (a write sent
 		// before the store lost its data, applied after) or a restore can
@@ -329,8 +330,10 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair, sent time.Time, 
 			c.seq++
 			c.goBacks = append(c.goBacks, simGoBack{at: time.Now(), kind: "older write", seq: c.seq})
 			c.run.logf("the store went back in time: %s over %s", now.desc, old.desc)
+			back = true
 		}
 	}
+	c.checkHoldoff(w, pair.Value, how, back, now)
 	c.current = pair.Value
 	c.history = append(c.history, pair.Value)
 	if len(c.history) > historyLen {
@@ -348,8 +351,10 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair, sent time.Time, 
 }
 
 // checkHoldoff checks invariant 9 for a write of v by w applied now, and
-// notes whether v is a release of w's.
-func (c *simChecker) checkHoldoff(w *simWitness, v []byte, how string, now time.Time) {
+// notes whether v is a release of w's. A write that took the store back
+// in time (back) frees nothing the checker holds anyone to: a candidate
+// that led when the store went back may take the record at once.
+func (c *simChecker) checkHoldoff(w *simWitness, v []byte, how string, back bool, now time.Time) {
 	d := c.run.decode(v)
 	if by := c.freedBy; by != nil && by == w && how == "engine" && d.ok && !d.rec.Free() && !d.rec.Ended {
 		if due := w.clk.realOf(c.freedAt.Add(w.holdoff)); now.Before(due) {
@@ -358,7 +363,7 @@ func (c *simChecker) checkHoldoff(w *simWitness, v []byte, how string, now time.
 		}
 	}
 	c.freedBy = nil
-	if how != "engine" || !d.ok || !d.rec.Free() || d.rec.Ended || w.kind != kindCandidate {
+	if back || how != "engine" || !d.ok || !d.rec.Free() || d.rec.Ended || w.kind != kindCandidate {
 		return
 	}
 	c.freedBy, c.freedAt = w, w.clk.localAt(now)
