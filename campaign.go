@@ -311,6 +311,14 @@ func (e *campaign) put(op string, parent context.Context, next *record, prev *st
 
 // acquire tries to start a term over the record as last seen.
 func (e *campaign) acquire() {
+	if e.ended() {
+		// A watch event taken just before (takeWaiting) showed the end
+		// of the election this candidate joined: the next step stops it.
+		// Written over, the ended record would hide the end from
+		// everyone (seen with EndElection right after RunForElection on
+		// a missing key).
+		return
+	}
 	prev := e.cur
 	// A foreign value of a later version keeps its count too (prev.rec).
 	next := record{Leader: e.node, ID: e.id, Term: max(prev.rec.Term, e.maxTerm) + 1,

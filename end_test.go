@@ -3,11 +3,15 @@ package leadership
 import (
 	"context"
 	"errors"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/kvtools/valkeyrie/store"
+
 	"github.com/leadership-go/leadership/internal/memfault"
+	"github.com/leadership-go/leadership/store/memory"
 )
 
 func TestEndElectionTellsEveryone(t *testing.T) {
@@ -115,6 +119,54 @@ func TestDeleteElectionSparesAReopenedElection(t *testing.T) {
 			if _, err := h.Get(context.Background(), "reopen", nil); err != nil {
 				t.Fatalf("n leads but its record is gone: %v", err)
 			}
+		}
+	})
+}
+
+// endOnSecondRead is a memory handle whose second Get ends the election
+// just after it read the key: the reply shows the key as it was before
+// the end, and the ended record's watch event is already waiting when the
+// reply arrives.
+type endOnSecondRead struct {
+	*memory.Store
+	gets atomic.Int32
+}
+
+func (s *endOnSecondRead) Get(ctx context.Context, key string, opts *store.ReadOptions) (*store.KVPair, error) {
+	p, err := s.Store.Get(ctx, key, opts)
+	if s.gets.Add(1) == 2 {
+		if err := EndElection(ctx, s.Store, key); err != nil {
+			return nil, err
+		}
+	}
+	return p, err
+}
+
+// A candidate on a missing key that learns of the election's end from a
+// watch event it takes just before acquiring (the read before it showed
+// the key missing) stops: it does not write its term over the ended
+// record, which would hide the end from everyone (seen with EndElection
+// right after RunForElection, the example of EndElection).
+func TestEndSeenJustBeforeAcquiring(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := newCluster(t)
+		h := &endOnSecondRead{Store: c.handle()}
+		cand := NewCandidate(h, "k", "a", time.Second)
+		_, errs, err := cand.RunForElection()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cand.Stop()
+		recvUntil(t, errs, "the end", func(err error) bool { return errors.Is(err, ErrElectionEnded) })
+		if n := h.gets.Load(); n < 2 {
+			t.Fatalf("the election ended after %d reads, not during the second", n)
+		}
+		p, err := c.handle().Get(ctxT(t), "k", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, ok := decodeRecord(p.Value); !ok || !r.Ended {
+			t.Fatalf("the record is no longer the ended one: %s", p.Value)
 		}
 	})
 }

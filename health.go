@@ -23,9 +23,10 @@ type progress struct {
 func (p *progress) worked(now time.Duration) { p.lastOK.Store(int64(max(now, 1))) }
 
 // silentFor is how long no store call has worked, counted from start when
-// none has yet.
+// none has yet: never negative, though a call that works while now is
+// being read may note a later time than now.
 func (p *progress) silentFor(now time.Duration) time.Duration {
-	return now - time.Duration(p.lastOK.Load())
+	return max(now-time.Duration(p.lastOK.Load()), 0)
 }
 
 // check is the part of Health that candidates and followers share.

@@ -102,6 +102,11 @@ package leadership
 //     it cannot have seen the release any sooner, whether or not the
 //     release's reply reached it. Not checked for a release that took the
 //     store back in time (a late write over a reused index).
+// 10. The end. A candidate that was shown the key (a record, or the key
+//     missing) before the store applied an ended record written by
+//     EndElection or DeleteElection never takes that record over: it
+//     belonged to the election that ended. (One started after the end, whose
+//     first view is the ended record, opens a new election on the key.)
 
 import (
 	"fmt"
@@ -133,14 +138,15 @@ const (
 // simWitness is what the checker knows of one participant: one incarnation
 // of a candidate or follower, or the admin that ends elections.
 type simWitness struct {
-	label   string
-	name    string // the node name it runs under ("c0", "f1", "admin")
-	kind    simKind
-	started time.Time
-	clk     *simClock     // its clock (rate, offset, pauses)
-	ttl     time.Duration // a candidate's TTL
-	margin  time.Duration // a candidate's safety margin
-	holdoff time.Duration // a candidate's ResignHoldoff
+	label    string
+	name     string // the node name it runs under ("c0", "f1", "admin")
+	kind     simKind
+	started  time.Time
+	clk      *simClock     // its clock (rate, offset, pauses)
+	ttl      time.Duration // a candidate's TTL
+	margin   time.Duration // a candidate's safety margin
+	holdoff  time.Duration // a candidate's ResignHoldoff
+	viewFrom time.Time     // when it was first shown the key (a record, or the key missing); zero: never
 
 	shown   []simShown           // rises of the highest term shown to it
 	first   uint64               // sequence number of the first record shown to it, 0 if none
@@ -251,6 +257,7 @@ type simChecker struct {
 	current   []byte      // the value at the key as the checker knows it, nil when missing
 	freedBy   *simWitness // the candidate whose release current is, or nil
 	freedAt   time.Time   // freedBy's clock when the store applied that release (after a HandOff: plus its TTL)
+	endedAt   time.Time   // when the store applied current, an ended record of the admin's; zero if current is not one
 	goBacks   []simGoBack
 	epoch     int
 	terms     []*simTerm
@@ -318,6 +325,7 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair, sent time.Time, 
 			c.takeovers = append(c.takeovers, simTakeover{at: now, by: w, prevLeader: p.rec.Leader, prevTerm: p.rec.Term, prevTTL: p.rec.TTL(), term: d.rec.Term})
 		}
 	}
+	c.checkEnd(w, pair.Value, how, now)
 	back := false
 	if c.current != nil {
 		// A compare-and-swap that matched a reused index (a write sent
@@ -348,6 +356,21 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair, sent time.Time, 
 	c.seq++
 	c.applies[h] = append(c.applies[h], simApply{at: now, ttl: rec.TTL(), seq: c.seq, bound: c.leaseBound(w, pair.Value, rec.TTL(), sent, how),
 		value: string(pair.Value), rewrite: how == "rewrite", engine: how == "engine", fresh: now.Add(rec.TTL())})
+}
+
+// checkEnd checks invariant 10 for a write of v by w applied now, and
+// notes whether v is an ended record of the admin's.
+func (c *simChecker) checkEnd(w *simWitness, v []byte, how string, now time.Time) {
+	d := c.run.decode(v)
+	if !c.endedAt.IsZero() && how == "engine" && w.kind == kindCandidate && d.ok && !d.rec.Free() && !d.rec.Ended &&
+		!w.viewFrom.IsZero() && w.viewFrom.Before(c.endedAt) {
+		c.fail("end", "%s took over the record that ended its election (applied %v after it; %s was shown the key %v before it)",
+			w.label, now.Sub(c.endedAt), w.label, c.endedAt.Sub(w.viewFrom))
+	}
+	c.endedAt = time.Time{}
+	if how == "engine" && w.kind == kindAdmin && d.ok && d.rec.Ended {
+		c.endedAt = now
+	}
 }
 
 // checkHoldoff checks invariant 9 for a write of v by w applied now, and
@@ -450,6 +473,9 @@ func (c *simChecker) shown(w *simWitness, value []byte, how string) {
 	if w.first == 0 {
 		w.first = c.seq
 	}
+	if w.viewFrom.IsZero() {
+		w.viewFrom = time.Now()
+	}
 	if w.kind == kindFollower {
 		if _, ok := w.values[string(value)]; !ok {
 			w.values[string(value)] = time.Now()
@@ -466,6 +492,9 @@ func (c *simChecker) missingRead(w *simWitness, at time.Time) {
 	defer c.mu.Unlock()
 	w.missing = append(w.missing, at)
 	w.missAt = append(w.missAt, time.Now())
+	if w.viewFrom.IsZero() {
+		w.viewFrom = at
+	}
 }
 
 // goBack records that the store went back in time now.
@@ -476,7 +505,7 @@ func (c *simChecker) goBack(kind string) {
 	c.goBacks = append(c.goBacks, simGoBack{at: time.Now(), kind: kind, seq: c.seq})
 	if kind != "restore" {
 		c.current = nil // lost or deleted; a restore is recorded by its write
-		c.freedBy = nil
+		c.freedBy, c.endedAt = nil, time.Time{}
 	}
 	if kind == "delete" {
 		c.epoch++
