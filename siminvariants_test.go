@@ -107,6 +107,9 @@ package leadership
 //     EndElection or DeleteElection never takes that record over: it
 //     belonged to the election that ended. (One started after the end, whose
 //     first view is the ended record, opens a new election on the key.)
+//     Not checked when the store went back in time (lost or restored its
+//     data) in between: an end written over the older record can repeat
+//     the generation of an end the candidate saw before.
 
 import (
 	"fmt"
@@ -161,9 +164,10 @@ type simWitness struct {
 
 // simShown is a rise of the highest term shown to a participant.
 type simShown struct {
-	at   time.Time
-	term uint64
-	how  string // "get", "put" or "watch"
+	at    time.Time
+	term  uint64
+	how   string // "get", "put" or "watch"
+	epoch int    // the key's life it was shown in (terms restart after DeleteElection)
 }
 
 // simNaming is a follower's observation as the checker keeps it.
@@ -179,7 +183,24 @@ func (w *simWitness) maxShownBefore(t time.Time) simShown {
 		if !s.at.Before(t) {
 			break
 		}
-		m = s
+		if s.term > m.term {
+			m = s
+		}
+	}
+	return m
+}
+
+// maxShownInEpoch is maxShownBefore counting only what was shown in the
+// key's life epoch.
+func (w *simWitness) maxShownInEpoch(t time.Time, epoch int) simShown {
+	var m simShown
+	for _, s := range w.shown {
+		if !s.at.Before(t) {
+			break
+		}
+		if s.epoch == epoch && s.term > m.term {
+			m = s
+		}
 	}
 	return m
 }
@@ -363,7 +384,7 @@ func (c *simChecker) applied(w *simWitness, pair *store.KVPair, sent time.Time, 
 func (c *simChecker) checkEnd(w *simWitness, v []byte, how string, now time.Time) {
 	d := c.run.decode(v)
 	if !c.endedAt.IsZero() && how == "engine" && w.kind == kindCandidate && d.ok && !d.rec.Free() && !d.rec.Ended &&
-		!w.viewFrom.IsZero() && w.viewFrom.Before(c.endedAt) {
+		!w.viewFrom.IsZero() && w.viewFrom.Before(c.endedAt) && !c.wentBackBetween(w.viewFrom, c.endedAt) {
 		c.fail("end", "%s took over the record that ended its election (applied %v after it; %s was shown the key %v before it)",
 			w.label, now.Sub(c.endedAt), w.label, c.endedAt.Sub(w.viewFrom))
 	}
@@ -481,8 +502,8 @@ func (c *simChecker) shown(w *simWitness, value []byte, how string) {
 			w.values[string(value)] = time.Now()
 		}
 	}
-	if n := len(w.shown); n == 0 || w.shown[n-1].term < rec.Term {
-		w.shown = append(w.shown, simShown{at: time.Now(), term: rec.Term, how: how})
+	if n := len(w.shown); n == 0 || w.shown[n-1].epoch != c.epoch || w.shown[n-1].term < rec.Term {
+		w.shown = append(w.shown, simShown{at: time.Now(), term: rec.Term, how: how, epoch: c.epoch})
 	}
 }
 
@@ -655,7 +676,9 @@ func (c *simChecker) lossExcused(a, b *simTerm) bool {
 	if b.start.Before(a.start) {
 		early, late = b, a
 	}
-	if c.shownBefore(late).term >= early.token {
+	// Terms restart after DeleteElection: what counts is having been shown
+	// the early term's life of the key.
+	if c.shownInEpoch(late, early.epoch).term >= early.token {
 		return false
 	}
 	for _, g := range c.goBacks {
@@ -753,7 +776,9 @@ func (c *simChecker) firstReport(a, b *simTerm) bool {
 // shown no record before that, and it was never shown a term as high as
 // early's.
 func (c *simChecker) excused(late, early *simTerm) bool {
-	if c.shownBefore(late).term >= early.token {
+	// Terms restart after DeleteElection: what counts is having been shown
+	// the early term's life of the key.
+	if c.shownInEpoch(late, early.epoch).term >= early.token {
 		return false
 	}
 	written := c.appliedSeq(early)
@@ -792,13 +817,25 @@ func (c *simChecker) issuedFirst(late, early *simTerm) bool {
 // own record, shown by a read while the write's reply was delayed, tells
 // nothing), or before t began if that write is unknown.
 func (c *simChecker) shownBefore(t *simTerm) simShown {
+	return t.who.maxShownBefore(c.shownCut(t))
+}
+
+// shownInEpoch is shownBefore counting only what was shown in the key's
+// life epoch.
+func (c *simChecker) shownInEpoch(t *simTerm, epoch int) simShown {
+	return t.who.maxShownInEpoch(c.shownCut(t), epoch)
+}
+
+// shownCut is the instant before which what t's candidate was shown
+// counts: the term's start, or the write that began it.
+func (c *simChecker) shownCut(t *simTerm) time.Time {
 	cut := t.start
 	name, _, _ := strings.Cut(t.who.label, "#")
 	as := c.applies[simHolder{name, t.token}]
 	if n := sort.Search(len(as), func(i int) bool { return as[i].at.After(t.start) }); n > 0 && as[n-1].engine {
 		cut = as[n-1].at
 	}
-	return t.who.maxShownBefore(cut)
+	return cut
 }
 
 // appliedSeq is the sequence number of the write that began t: the last
