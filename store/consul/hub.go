@@ -50,6 +50,11 @@ func (s *kv) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-cha
 	return ch, nil
 }
 
+// WatchesEndWithContext reports that Watch's channels close once their
+// context ends, with no sender waiting past that
+// (guard.ContextBoundWatches).
+func (s *kv) WatchesEndWithContext() bool { return true }
+
 // runWatch is a watcher's goroutine: it reads the key once, then hands the
 // reader what the hub offers.
 func (s *kv) runWatch(ctx context.Context, w *watcher, ch chan<- *store.KVPair) {

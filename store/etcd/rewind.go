@@ -187,5 +187,10 @@ func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) 
 	return ch, nil
 }
 
+// WatchesEndWithContext reports whether Watch's channels close once
+// their context ends, with no sender waiting past that
+// (guard.ContextBoundWatches): with the client, Watch's own.
+func (f *fixed) WatchesEndWithContext() bool { return f.client != nil }
+
 // normalize is kvtools' key form: no leading "/".
 func normalize(key string) string { return strings.TrimPrefix(key, "/") }

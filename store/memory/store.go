@@ -33,6 +33,7 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 		closedCh: make(chan struct{}),
 		owned:    make(map[*entry]struct{}),
 	}
+	s.life, s.endLife = context.WithCancel(context.Background())
 
 	b.mu.Lock()
 	b.handles[s] = struct{}{}
@@ -46,7 +47,9 @@ func Open(ctx context.Context, cfg Config) (*Store, error) {
 // and is safe for concurrent use.
 type Store struct {
 	b        *backend
-	closedCh chan struct{} // closed by Close
+	closedCh chan struct{}   // closed by Close
+	life     context.Context // ends at Close: the watches' feeds stop with it
+	endLife  context.CancelFunc
 	wg       sync.WaitGroup
 
 	// Guarded by b.mu.
@@ -320,6 +323,7 @@ func (s *Store) Close() error {
 	was := s.reachable()
 	s.closed = true
 	close(s.closedCh)
+	s.endLife()
 	b.reachChanged(s, was)
 	delete(b.handles, s)
 	b.broadcastState()

@@ -10,11 +10,15 @@ import (
 	"github.com/leadership-go/leadership/store/internal/kv"
 )
 
+// feedRoom is how many events a watch's channel buffers: a reader that
+// keeps up never makes a goroutine wait for it (watch.Feed).
+const feedRoom = 4
+
 // keyWatch is one Watch call. Fields other than q are guarded by b.mu.
 type keyWatch struct {
 	h          *Store
 	key        string
-	q          *watch.Queue[*store.KVPair]
+	q          *watch.Feed[*store.KVPair]
 	lastExists bool          // the last queued pair was a live key
 	pending    *store.KVPair // latest change missed while unreachable
 }
@@ -23,7 +27,7 @@ type keyWatch struct {
 type treeWatch struct {
 	h       *Store
 	dir     string
-	q       *watch.Queue[[]*store.KVPair]
+	q       *watch.Feed[[]*store.KVPair]
 	pending bool // a change was missed while unreachable
 }
 
@@ -116,7 +120,18 @@ func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-
 	defer s.b.mu.Unlock()
 
 	b := s.b
-	w := &keyWatch{h: s, key: k, q: watch.NewQueue[*store.KVPair]()}
+	set := b.keyWatches[k]
+	if set == nil {
+		set = make(map[*keyWatch]struct{})
+		b.keyWatches[k] = set
+	}
+	w := &keyWatch{h: s, key: k}
+	w.q = feed[*store.KVPair](ctx, s, func() {
+		delete(set, w)
+		if len(set) == 0 {
+			delete(b.keyWatches, k)
+		}
+	})
 
 	if e := b.lookup(k); e != nil {
 		w.q.Push(e.pair())
@@ -125,19 +140,9 @@ func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-
 		w.q.Push(&store.KVPair{Key: k})
 	}
 
-	set := b.keyWatches[k]
-	if set == nil {
-		set = make(map[*keyWatch]struct{})
-		b.keyWatches[k] = set
-	}
 	set[w] = struct{}{}
 
-	return deliver(ctx, s, w.q, func() {
-		delete(set, w)
-		if len(set) == 0 {
-			delete(b.keyWatches, k)
-		}
-	}), nil
+	return w.q.C(), nil
 }
 
 // WatchTree returns a channel that first receives the current children of
@@ -151,30 +156,21 @@ func (s *Store) WatchTree(ctx context.Context, directory string, _ *store.ReadOp
 	defer s.b.mu.Unlock()
 
 	b := s.b
-	w := &treeWatch{h: s, dir: kv.NormalizeKey(directory), q: watch.NewQueue[[]*store.KVPair]()}
+	w := &treeWatch{h: s, dir: kv.NormalizeKey(directory)}
+	w.q = feed[[]*store.KVPair](ctx, s, func() { delete(b.treeWatches, w) })
 	w.q.Push(b.list(w.dir))
 	b.treeWatches[w] = struct{}{}
 
-	return deliver(ctx, s, w.q, func() { delete(b.treeWatches, w) }), nil
+	return w.q.C(), nil
 }
 
-// deliver returns the channel of a watch of s whose events wait in q: a
-// goroutine of s delivers them until ctx is done or s is closed, then
-// closes the channel and, with the backend's lock held, calls unregister.
-func deliver[T any](ctx context.Context, s *Store, q *watch.Queue[T], unregister func()) <-chan T {
-	out := make(chan T)
-
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
-		defer close(out)
-
-		q.Deliver(ctx, s.closedCh, out)
-
+// feed returns the events' feed of a watch of s, stopped when ctx is done
+// or s is closed, which then calls unregister with the backend's lock
+// held.
+func feed[T any](ctx context.Context, s *Store, unregister func()) *watch.Feed[T] {
+	return watch.NewFeed[T](feedRoom, &s.wg, func() {
 		s.b.mu.Lock()
 		unregister()
 		s.b.mu.Unlock()
-	}()
-
-	return out
+	}, ctx, s.life)
 }

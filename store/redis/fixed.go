@@ -163,6 +163,11 @@ func (f *fixed) Watch(ctx context.Context, key string, opts *store.ReadOptions) 
 	return ch, classify(err)
 }
 
+// WatchesEndWithContext reports whether Watch's channels close once
+// their context ends, with no sender waiting past that
+// (guard.ContextBoundWatches): with the hub, Watch's own.
+func (f *fixed) WatchesEndWithContext() bool { return f.hub != nil }
+
 // WatchTree is Watch for the keys under dir: each state is the List of
 // dir (empty when there are none).
 func (f *fixed) WatchTree(ctx context.Context, dir string, opts *store.ReadOptions) (<-chan []*store.KVPair, error) {

@@ -150,17 +150,31 @@ func (g *Store) NewLock(ctx context.Context, key string, opts *store.LockOptions
 // or the backend's watch closes; a reader that walks away never blocks the
 // backend, whose channel is drained until it closes.
 func (g *Store) Watch(ctx context.Context, key string, opts *store.ReadOptions) (<-chan *store.KVPair, error) {
-	return watch(g, ctx, func(ctx context.Context) (<-chan *store.KVPair, error) { return g.inner.Watch(ctx, key, opts) })
+	b, ok := g.inner.(ContextBoundWatches)
+	bound := ok && b.WatchesEndWithContext()
+	return watch(g, ctx, bound, func(ctx context.Context) (<-chan *store.KVPair, error) { return g.inner.Watch(ctx, key, opts) })
 }
 
 // WatchTree is store.Store's WatchTree, with Watch's guarantees.
 func (g *Store) WatchTree(ctx context.Context, dir string, opts *store.ReadOptions) (<-chan []*store.KVPair, error) {
-	return watch(g, ctx, func(ctx context.Context) (<-chan []*store.KVPair, error) { return g.inner.WatchTree(ctx, dir, opts) })
+	return watch(g, ctx, false, func(ctx context.Context) (<-chan []*store.KVPair, error) { return g.inner.WatchTree(ctx, dir, opts) })
+}
+
+// ContextBoundWatches is implemented by stores that can promise that the
+// channels of their key watches (Watch) close once the watch's context
+// ends, and that their senders never wait for a reader past that. When
+// WatchesEndWithContext returns true, Watch hands the store's channel out
+// as it is, with no goroutine of the guard's own to forward it: a
+// goroutine less for every election's watch (docs/scale.md). Close still
+// ends every watch, by the context the guard gives it.
+type ContextBoundWatches interface {
+	WatchesEndWithContext() bool
 }
 
 // watch opens a backend watch whose setup is bounded by the default timeout
-// and forwards its events until ctx ends.
-func watch[T any](g *Store, ctx context.Context, open func(context.Context) (<-chan T, error)) (<-chan T, error) {
+// and forwards its events until ctx ends, or, if the backend's watch is
+// bound to its context, hands its channel out.
+func watch[T any](g *Store, ctx context.Context, bound bool, open func(context.Context) (<-chan T, error)) (<-chan T, error) {
 	wctx, cancel := context.WithCancel(ctx)
 	unhook := context.AfterFunc(g.closing, cancel) // Close ends the watch too
 	type opened struct {
@@ -208,6 +222,12 @@ func watch[T any](g *Store, ctx context.Context, open func(context.Context) (<-c
 		cancel()
 		drainLater()
 		return nil, fmt.Errorf("%w (watch setup took over %v): %w", ErrAbandoned, g.timeout, store.ErrNotReachable)
+	}
+	if bound {
+		// Nothing to forward: the backend's channel already closes with
+		// wctx, and its senders never wait for a reader past that.
+		context.AfterFunc(wctx, func() { unhook() })
+		return in, nil
 	}
 	out := make(chan T)
 	g.calls.Go(func() {

@@ -1,5 +1,7 @@
 // Package watch holds the pieces the watch code of several backends
-// shares: Queue, an unbounded FIFO between a producer that must never
-// block and one delivery goroutine, and the context helpers Send, Joined
-// and Sleep.
+// shares: Feed, a watch channel that producers which must never block
+// fill with no goroutine of its own while the reader keeps up; Queue, an
+// unbounded FIFO between such producers and one goroutine that takes
+// everything queued at once; and the context helpers Send, Joined and
+// Sleep.
 package watch
