@@ -1,10 +1,12 @@
 package watch
 
-import "sync"
+import (
+	"context"
+	"sync"
+)
 
 // Queue is an unbounded FIFO between producers that never block on it
-// (they may hold their own locks) and one consumer goroutine that takes
-// everything queued at once.
+// (they may hold their own locks) and one consumer goroutine.
 type Queue[T any] struct {
 	mu     sync.Mutex
 	items  []T
@@ -28,6 +30,27 @@ func (q *Queue[T]) Push(v T) {
 	}
 }
 
+// Pop removes and returns the first item, if there is one.
+func (q *Queue[T]) Pop() (T, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+
+	var zero T
+	if len(q.items) == 0 {
+		return zero, false
+	}
+
+	v := q.items[0]
+	q.items[0] = zero
+	q.items = q.items[1:]
+
+	if len(q.items) == 0 {
+		q.items = nil
+	}
+
+	return v, true
+}
+
 // Take removes and returns every queued item, waiting for at least one
 // until done is closed (then it returns nil).
 func (q *Queue[T]) Take(done <-chan struct{}) []T {
@@ -45,6 +68,34 @@ func (q *Queue[T]) Take(done <-chan struct{}) []T {
 		case <-q.signal:
 		case <-done:
 			return nil
+		}
+	}
+}
+
+// Deliver forwards queued items to out, in order, until ctx or done ends.
+//
+// Deprecated: a goroutine per watch while idle; use Feed. Kept for the
+// adapters of earlier releases, which build against this module.
+func (q *Queue[T]) Deliver(ctx context.Context, done <-chan struct{}, out chan<- T) {
+	for {
+		v, ok := q.Pop()
+		if !ok {
+			select {
+			case <-q.signal:
+				continue
+			case <-ctx.Done():
+				return
+			case <-done:
+				return
+			}
+		}
+
+		select {
+		case out <- v:
+		case <-ctx.Done():
+			return
+		case <-done:
+			return
 		}
 	}
 }
