@@ -103,7 +103,8 @@ var subtests = []subtest{
 // started, and fails if goroutines of the leadership package outlive it.
 // Deadlines scale with b.TTL(): the suite waits up to 10×TTL + 10s for any
 // event, and asserts only the bounds the library promises (a handoff under
-// TTL/2, a takeover within 2 x TTL + 1s, a step-down within the TTL). The
+// 2/3 of the TTL, sooner than a takeover by expiry could come; a takeover
+// within 2 x TTL + 1s; a step-down within the TTL). The
 // measured handoff, takeover and follower latencies are logged (go test -v)
 // and summarised at the end.
 //
