@@ -40,6 +40,9 @@ func (o *observer) adopt(s snapshot, fromWatch bool) bool {
 	adopted := o.adoptAt(s, fromWatch, obsAt)
 	if fromWatch && adopted {
 		o.doubted = false // the watch showed a change first: it works
+		if !o.gap {
+			o.liveAt = o.clock() // and the slow poll waits (nextPoll)
+		}
 	}
 	if gone > 0 {
 		// Whoever led when this read showed the store gone back, that
@@ -195,7 +198,7 @@ func (o *observer) noteRecord(r record) {
 // wrote makes a record this process wrote, as stored, the current state.
 func (o *observer) wrote(rec record, pair *store.KVPair) {
 	o.cur, o.seenAt, o.rewound = snapshot{kind: snapRecord, pair: pair, rec: rec}, o.clock(), false
-	o.freshAt, o.lastObs = o.seenAt, o.seenAt
+	o.freshAt, o.lastObs, o.liveAt = o.seenAt, o.seenAt, o.seenAt
 	o.noteTerm(rec)
 	o.noteRecord(rec)
 }

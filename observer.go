@@ -42,6 +42,7 @@ type observer struct {
 	listened time.Duration // the last moment the current watch was known to hold no event: its open, or the loop found none waiting
 	needRead bool          // a hint said something a read must confirm
 	lastRead time.Duration
+	liveAt   time.Duration // the last time a watch event (outside a gap) or a write of ours showed a newer state
 
 	// The store went back in time (lost or restored its data): cur is a
 	// state older than one already seen. lost describes the newest state
@@ -160,6 +161,12 @@ func (o *observer) ended() bool {
 // watchedPollFactor stretches the poll interval while a watch runs: the
 // watch carries the changes, and the slow poll catches what some backends'
 // watches miss (a change between their first read and the watch, a delete).
+// The slow poll counts from the last read, or from the last change the
+// watch (or a write of ours) showed live, whichever is later: while a
+// holder renews and the watch delivers the renewals, nothing is polled.
+// A watch that misses the last change (a release, a delete) or goes
+// silent is read within the slow poll interval of its last event, as
+// before; a follower also reads at 80% of an unrenewed lease (expiry.go).
 const watchedPollFactor = 3
 
 // pollDue reports whether the key should be read now: a hint asked for it,
@@ -173,9 +180,12 @@ func (o *observer) nextPoll() time.Duration {
 	if o.watch.running() && !o.doubted {
 		every := watchedPollFactor * o.cfg.pollInterval
 		if o.cfg.pollByTTL && o.cur.kind == snapRecord {
-			every = max(every, o.cur.rec.TTL()/3)
+			// Half the TTL: longer than the holder's renewal interval
+			// (TTL/3 by default), so that a renewal the watch delivers
+			// comes before the poll it makes unneeded.
+			every = max(every, o.cur.rec.TTL()/2)
 		}
-		at := o.axis.slotStart(o.lastRead+every, every)
+		at := o.axis.slotStart(max(o.lastRead, o.liveAt)+every, every)
 		if o.settleAt > 0 {
 			at = min(at, o.settleAt)
 		}

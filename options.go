@@ -33,7 +33,7 @@ type config struct {
 	relinquishSpec     string
 	relinquishSchedule cron.Schedule
 	pollInterval       time.Duration
-	pollByTTL          bool // a follower's default poll: while watched, at least every TTL/3 of the record
+	pollByTTL          bool // a follower's default poll: while watched, at least every TTL/2 of the record
 	startupWait        time.Duration
 	clock              timeSource
 	jitter             func(n time.Duration) time.Duration // test hook: a draw in [0, n), rand.N when nil
@@ -87,10 +87,12 @@ type Timings struct {
 	ResignHoldoff time.Duration
 	// Poll is how often the key is read while the store's watch is not
 	// working, so that changes are still seen; while it works, the key is
-	// still read every 3 polls. Default: TTL/3 for candidates; 1s for
-	// followers, whose reads while the watch works come every 3s or every
-	// TTL/3 of the leader's record, whichever is longer (a follower of a
-	// 30s lease reads 6 times a minute, not 20).
+	// read only once 3 polls pass with neither a read nor a change the
+	// watch (or a write of the candidate's own) showed, so that a leader
+	// renewing and a watch delivering its renewals cost no reads at all.
+	// Default: TTL/3 for candidates; 1s for followers, whose reads while
+	// the watch works wait 3s or half the TTL of the leader's record,
+	// whichever is longer (longer than its renewal interval).
 	Poll time.Duration
 	// StartupWait makes a candidate begin its first term no sooner than
 	// StartupWait after it first read the election. A store that lost its
