@@ -44,7 +44,7 @@ func (c *Candidate) Run(ctx context.Context, cb Callbacks) error {
 			}
 		}
 	}
-	status, errs, leader := c.statuses.out, c.errs.out, ""
+	status, errs, leader := c.statuses.channel(), c.errs.channel(), ""
 	for {
 		// Term events waiting go first: after a slow callback a status
 		// or an error may be waiting beside them, and Go's select would

@@ -108,7 +108,7 @@ func (c *Candidate) RunForElection() (<-chan bool, <-chan error, error) {
 	if err := c.start(context.Background(), nil); err != nil {
 		return nil, nil, err
 	}
-	return c.elected.out, c.errs.out, nil
+	return c.elected.channel(), c.errs.channel(), nil
 }
 
 // start checks the arguments, reads the election once and starts the
@@ -155,7 +155,7 @@ func (c *Candidate) CurrentTerm() (Term, bool) {
 // the term after every change, and store errors. It keeps the latest 256
 // events if no one reads, and closes when the candidate stops. Every call
 // returns the same channel.
-func (c *Candidate) Status() <-chan Status { return c.statuses.out }
+func (c *Candidate) Status() <-chan Status { return c.statuses.channel() }
 
 // Resign gives up leadership at once: IsLeader is false and the term's
 // context is cancelled before Resign returns, and the record is released in

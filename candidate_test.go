@@ -339,17 +339,17 @@ func TestElectedChannelEndsOnFalse(t *testing.T) {
 		s := newBoolSink()
 		g := newSinkGroup(s)
 		g.start()
-		if <-s.out {
+		if <-s.channel() {
 			t.Fatal("first value true")
 		}
 		s.push(true)
-		for len(s.out) == 0 { // the true waits in the buffer, unread
+		for len(s.channel()) == 0 { // the true waits in the buffer, unread
 			time.Sleep(time.Microsecond)
 		}
 		s.push(false)
 		g.close()
 		var got []bool
-		for v := range s.out {
+		for v := range s.channel() {
 			got = append(got, v)
 		}
 		if len(got) > 0 && got[len(got)-1] {

@@ -31,7 +31,7 @@ func (c *Candidate) runUnder(ctx context.Context) (<-chan bool, <-chan error, er
 	if err := c.start(ctx, nil); err != nil {
 		return nil, nil, err
 	}
-	return c.elected.out, c.errs.out, nil
+	return c.elected.channel(), c.errs.channel(), nil
 }
 
 // followUnder is FollowElection under ctx: cancelling ctx stops the
@@ -50,5 +50,5 @@ func (f *Follower) followUnder(ctx context.Context) (<-chan string, <-chan error
 	if err != nil {
 		return nil, nil, err
 	}
-	return f.leaders.out, f.errs.out, nil
+	return f.leaders.channel(), f.errs.channel(), nil
 }

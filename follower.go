@@ -82,7 +82,7 @@ func (f *Follower) FollowElection() (<-chan string, <-chan error, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return f.leaders.out, f.errs.out, nil
+	return f.leaders.channel(), f.errs.channel(), nil
 }
 
 // Leader returns the current leader's name, "" when there is none or once
@@ -101,7 +101,7 @@ func (f *Follower) Current() Status { return *f.view.Load() }
 // term of the same leader. It keeps the latest 1024 events if no one
 // reads, and closes when the follower stops. Every call returns the same
 // channel.
-func (f *Follower) Status() <-chan Status { return f.events.out }
+func (f *Follower) Status() <-chan Status { return f.events.channel() }
 
 // Stop stops following, closes the channels and returns once every
 // goroutine the follower started has ended. It is safe to call at any time,

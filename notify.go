@@ -14,11 +14,17 @@ import "sync"
 
 // pump moves a sink's queue into its channel: from push, at once, while
 // the channel has room, and otherwise from a goroutine of the sink's group
-// that lives while values wait. Every field is guarded by mu; next and
-// handed are called with mu held, closeOut without.
+// that lives while values wait. The channel is made when its owner first
+// asks for it (channel): until then values only queue, and a stream no one
+// asked for (a Status nobody reads) holds neither a buffer nor, once it
+// would have filled, a goroutine. Every field is guarded by mu, but out
+// once made does not change; next and handed are called with mu held,
+// closeOut without.
 type pump[T any] struct {
 	mu       sync.Mutex
-	out      chan T
+	out      chan T // nil until channel is first called
+	size     int    // out's buffer
+	shutLate bool   // the group closed before out was made: channel closes it
 	next     func() (T, bool) // the value to hand over next, if any
 	handed   func(T)          // next's value reached the channel
 	closeOut func(unsent *T)  // moves the rest into the buffer and closes out
@@ -31,7 +37,7 @@ type pump[T any] struct {
 // flushLocked hands values to the channel while it has room, and starts
 // the delivery goroutine when it is full. Called with mu held.
 func (p *pump[T]) flushLocked() {
-	if !p.started || p.active || p.closing {
+	if !p.started || p.active || p.closing || p.out == nil {
 		return
 	}
 	for {
@@ -88,14 +94,36 @@ func (p *pump[T]) begin() {
 	p.flushLocked()
 }
 
+// channel returns the sink's channel, made at the first call: what was
+// queued meanwhile flows into it, and if the group has closed already it
+// holds what a late reader finds and is closed.
+func (p *pump[T]) channel() chan T {
+	p.mu.Lock()
+	if p.out != nil {
+		defer p.mu.Unlock()
+		return p.out
+	}
+	p.out = make(chan T, p.size)
+	out, late := p.out, p.shutLate
+	if !late {
+		p.flushLocked()
+	}
+	p.mu.Unlock()
+	if late {
+		p.closeOut(nil)
+	}
+	return out
+}
+
 // shut closes the channel, or leaves that to the delivery goroutine if one
-// runs (it sees the group's stop).
+// runs (it sees the group's stop), or to channel if none was made yet.
 func (p *pump[T]) shut() {
 	p.mu.Lock()
 	p.closing = true
-	running := p.active
+	running, made := p.active, p.out != nil
+	p.shutLate = !made
 	p.mu.Unlock()
-	if !running {
+	if !running && made {
 		p.closeOut(nil)
 	}
 }
@@ -115,7 +143,7 @@ type boolSink struct {
 func newBoolSink() *boolSink {
 	// delivered=true with one pending transition makes false the first value.
 	s := &boolSink{delivered: true, pending: 1}
-	s.pump = pump[bool]{out: make(chan bool, 1), next: s.nextLocked, handed: s.handedLocked, closeOut: s.closeRest}
+	s.pump = pump[bool]{size: 1, next: s.nextLocked, handed: s.handedLocked, closeOut: s.closeRest}
 	return s
 }
 
@@ -183,7 +211,7 @@ const sinkBuffer = 8
 
 func newQueueSink[T any](limit int) *queueSink[T] {
 	s := &queueSink[T]{limit: limit, wake: make(chan struct{}, 1)}
-	s.pump = pump[T]{out: make(chan T, sinkBuffer), next: s.popLocked, handed: func(T) {}, closeOut: s.closeRest}
+	s.pump = pump[T]{size: sinkBuffer, next: s.popLocked, handed: func(T) {}, closeOut: s.closeRest}
 	return s
 }
 

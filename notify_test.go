@@ -79,7 +79,7 @@ func TestQueueSinkKeepsTheValueThatFoundItFull(t *testing.T) {
 	}
 	for want := range sinkBuffer + 3 {
 		select {
-		case v := <-s.out:
+		case v := <-s.channel():
 			if v != want {
 				t.Fatalf("got %d, want %d", v, want)
 			}
@@ -97,10 +97,66 @@ func TestQueueSinkKeepsTheValueThatFoundItFull(t *testing.T) {
 	}
 	g.close()
 	var got []int
-	for v := range s.out {
+	for v := range s.channel() {
 		got = append(got, v)
 	}
 	if len(got) != sinkBuffer || got[len(got)-1] != sinkBuffer {
 		t.Fatalf("after close with no reader the channel holds %v, want the newest %d values ending with %d", got, sinkBuffer, sinkBuffer)
 	}
+}
+
+// A stream no one asked for (a Status nobody reads) queues its values
+// without a buffer or a goroutine; asked for later, even after the owner
+// stopped, it gives what a late reader finds: the newest values, then the
+// close.
+func TestStreamMadeWhenFirstAskedFor(t *testing.T) {
+	s := newQueueSink[int](100)
+	b := newBoolSink()
+	g := newSinkGroup(s, b)
+	g.start()
+	for i := range 3 * sinkBuffer {
+		s.push(i)
+		b.push(i%2 == 0)
+	}
+	s.mu.Lock()
+	made, active := s.out != nil, s.active
+	s.mu.Unlock()
+	if made || active {
+		t.Fatalf("a stream never asked for: channel made %v, goroutine %v", made, active)
+	}
+	g.close()
+	var got []int
+	for v := range s.channel() {
+		got = append(got, v)
+	}
+	if len(got) != sinkBuffer || got[len(got)-1] != 3*sinkBuffer-1 {
+		t.Fatalf("asked for after the close, the stream holds %v, want the newest %d values ending with %d", got, sinkBuffer, 3*sinkBuffer-1)
+	}
+	var last []bool
+	for v := range b.channel() {
+		last = append(last, v)
+	}
+	if len(last) == 0 || last[len(last)-1] {
+		t.Fatalf("the elected stream asked for after the close holds %v, want it to end on false", last)
+	}
+
+	// Asked for while values flow, it starts with what queued meanwhile.
+	s = newQueueSink[int](100)
+	g = newSinkGroup(s)
+	g.start()
+	s.push(1)
+	s.push(2)
+	ch := s.channel()
+	s.push(3)
+	for want := 1; want <= 3; want++ {
+		select {
+		case v := <-ch:
+			if v != want {
+				t.Fatalf("got %d, want %d", v, want)
+			}
+		case <-time.After(wait):
+			t.Fatalf("value %d never arrived", want)
+		}
+	}
+	g.close()
 }

@@ -5,6 +5,10 @@
 //
 //	go -C bench run ./idleprobe memory://probe
 //	go -C bench run ./idleprobe -n 1000 -profile etcd://127.0.0.1:2379
+//	go -C bench run ./idleprobe -heap /tmp/heap.pprof memory://probe
+//
+// A heap profile (-heap) is written after the counts, for
+// `go tool pprof -sample_index=inuse_space`.
 //
 // The goroutines that read the channels (6 per election) are left out of
 // the count.
@@ -28,12 +32,13 @@ func main() {
 	n := flag.Int("n", 1000, "elections")
 	settle := flag.Duration("settle", 5*time.Second, "wait after the start before counting")
 	profile := flag.Bool("profile", false, "print the goroutine profile after the counts")
+	heap := flag.String("heap", "", "write a heap profile to this file after the counts")
 	flag.Parse()
 	url := "memory://idleprobe"
 	if flag.NArg() > 0 {
 		url = flag.Arg(0)
 	}
-	if err := run(url, *n, *settle, *profile); err != nil {
+	if err := run(url, *n, *settle, *profile, *heap); err != nil {
 		fmt.Fprintln(os.Stderr, "idleprobe:", err)
 		os.Exit(1)
 	}
@@ -42,7 +47,7 @@ func main() {
 // readers is how many goroutines the probe itself starts per election.
 const readers = 6
 
-func run(url string, n int, settle time.Duration, profile bool) error {
+func run(url string, n int, settle time.Duration, profile bool, heap string) error {
 	st, err := open.Store(context.Background(), url)
 	if err != nil {
 		return err
@@ -87,10 +92,28 @@ func run(url string, n int, settle time.Duration, profile bool) error {
 	fmt.Printf("%s: %d elections: %.1f goroutines and %.1f KiB of heap per election\n", url, n,
 		float64(runtime.NumGoroutine()-base)/float64(n)-readers,
 		float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/float64(n)/1024)
+	if heap != "" {
+		if err := writeHeap(heap); err != nil {
+			return err
+		}
+	}
 	if profile {
 		return pprof.Lookup("goroutine").WriteTo(os.Stdout, 1)
 	}
 	return nil
+}
+
+// writeHeap writes the heap profile to path.
+func writeHeap(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.Lookup("heap").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func drain[T any](ch <-chan T) {
