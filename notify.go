@@ -22,9 +22,9 @@ import "sync"
 // closeOut without.
 type pump[T any] struct {
 	mu       sync.Mutex
-	out      chan T // nil until channel is first called
-	size     int    // out's buffer
-	shutLate bool   // the group closed before out was made: channel closes it
+	out      chan T           // nil until channel is first called
+	size     int              // out's buffer
+	shutLate bool             // the group closed before out was made: channel closes it
 	next     func() (T, bool) // the value to hand over next, if any
 	handed   func(T)          // next's value reached the channel
 	closeOut func(unsent *T)  // moves the rest into the buffer and closes out
