@@ -171,6 +171,9 @@ func measureScaleElection(ctx context.Context, be *backend, sc *scaleConfig, pre
 			return fail("idle", ctx.Err())
 		}
 		took := time.Since(t0)
+		heap2, g2 := heapInUse(), runtime.NumGoroutine()
+		res.HeapKiBIdle = float64(int64(heap2)-int64(heap0)) / 1024 / float64(sc.elections)
+		res.GoroutinesIdle = float64(g2-g0-sc.elections) / float64(sc.elections)
 		res.IdleChanges = transitions.Load() - tr0
 		res.IdleErrors = errCount.Load() - e0
 		res.Server, res.ServerNote = probe.window(ctx, s0, serr, took, res.ServerNote)

@@ -42,6 +42,8 @@ type scaleResult struct {
 	LeadersSeconds    float64          `json:"leaders_s"` // first start -> every follower names a leader
 	GoroutinesPer     float64          `json:"goroutines_per_election"`
 	HeapKiBPer        float64          `json:"heap_kib_per_election"`
+	GoroutinesIdle    float64          `json:"goroutines_per_election_after_idle,omitempty"` // the same counts at the end of the idle window
+	HeapKiBIdle       float64          `json:"heap_kib_per_election_after_idle,omitempty"`
 	IdleWindow        string           `json:"idle_window"`
 	IdlePerMinute     float64          `json:"idle_requests_per_min"`
 	IdleByMethod      map[string]int64 `json:"idle_requests_by_method"` // per minute
@@ -298,6 +300,11 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 		}
 		d, took := client.snapshot().sub(c0), time.Since(t0)
 		res.Server, res.ServerNote = probe.window(ctx, s0, serr, took, res.ServerNote)
+		// Again at the end of the window: the settled state, without the
+		// calls of the start still in flight.
+		heap2, g2 := heapInUse(), runtime.NumGoroutine()
+		res.HeapKiBIdle = float64(int64(heap2)-int64(heap0)) / 1024 / float64(sc.elections)
+		res.GoroutinesIdle = float64(g2-g0-readersPerElection*sc.elections) / float64(sc.elections)
 		res.IdleChanges = r.transitions.Load() - tr0
 		res.IdleErrors = r.errCount.Load() - e0
 		perMin := func(n int64) float64 { return float64(n) * float64(time.Minute) / float64(took) }
@@ -411,7 +418,7 @@ func printScale(w io.Writer, cfg *config, sc *scaleConfig, results []*scaleResul
 	p("- command: `%s`\n", cfg.command)
 	p("- each election: two candidates and a follower (%d participants), TTL %v, resign holdoff one TTL; idle window %v; %d handoffs (Resign, on distinct elections, the others idle)\n\n",
 		3*sc.elections, sc.ttl, sc.idle, min(sc.rounds, sc.elections))
-	p("| backend | start (all running) s | every follower names a leader s | goroutines per election | heap KiB per election | requests/min idle, handle (by method) | requests/min idle, server (by kind) | server CPU s/min idle | leader changes while idle | handoff p50 / p99 ms | stop s | errors |\n")
+	p("| backend | start (all running) s | every follower names a leader s | goroutines per election (led / after idle) | heap KiB per election (led / after idle) | requests/min idle, handle (by method) | requests/min idle, server (by kind) | server CPU s/min idle | leader changes while idle | handoff p50 / p99 ms | stop s | errors |\n")
 	p("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, r := range results {
 		hand := "-"
@@ -443,8 +450,13 @@ func printScale(w io.Writer, cfg *config, sc *scaleConfig, results []*scaleResul
 		if r.ServerNote != "" {
 			server += " (" + r.ServerNote + ")"
 		}
-		p("| %s | %.1f | %.1f | %.1f | %.1f | %s | %s | %s | %d | %s | %.1f | %s |\n", r.Name, r.StartSeconds, r.LeadersSeconds,
-			r.GoroutinesPer, r.HeapKiBPer, handle, server, cpu, r.IdleChanges, hand, r.StopSeconds, errs)
+		gor, heap := fmt.Sprintf("%.1f", r.GoroutinesPer), fmt.Sprintf("%.1f", r.HeapKiBPer)
+		if r.GoroutinesIdle != 0 || r.HeapKiBIdle != 0 {
+			gor += fmt.Sprintf(" / %.1f", r.GoroutinesIdle)
+			heap += fmt.Sprintf(" / %.1f", r.HeapKiBIdle)
+		}
+		p("| %s | %.1f | %.1f | %s | %s | %s | %s | %s | %d | %s | %.1f | %s |\n", r.Name, r.StartSeconds, r.LeadersSeconds,
+			gor, heap, handle, server, cpu, r.IdleChanges, hand, r.StopSeconds, errs)
 	}
 }
 
