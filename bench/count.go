@@ -36,6 +36,7 @@ type counting struct {
 	calls  [nMethods]atomic.Int64
 	events atomic.Int64
 	relays sync.WaitGroup // goroutines relaying watch events
+	live   atomic.Int64   // of which running: the bench's, not the library's
 }
 
 func newCounting(s store.Store) *counting { return &counting{Store: s} }
@@ -134,7 +135,9 @@ func (c *counting) WatchTree(ctx context.Context, dir string, opts *store.ReadOp
 // the watch. Once ctx ends, events nobody takes are dropped.
 func relay[T any](c *counting, ctx context.Context, in <-chan T) <-chan T {
 	out := make(chan T)
+	c.live.Add(1)
 	c.relays.Go(func() {
+		defer c.live.Add(-1)
 		defer close(out)
 		for v := range in {
 			c.events.Add(1)

@@ -287,7 +287,7 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 	// Memory and goroutines, once every election has a leader.
 	heap1, g1 := heapInUse(), runtime.NumGoroutine()
 	res.HeapKiBPer = float64(int64(heap1)-int64(heap0)) / 1024 / float64(sc.elections)
-	res.GoroutinesPer = float64(g1-g0-readersPerElection*sc.elections) / float64(sc.elections)
+	res.GoroutinesPer = float64(g1-g0-readersPerElection*sc.elections-int(client.live.Load())) / float64(sc.elections)
 
 	// Idle: nothing changes; count what the handle sends.
 	if sc.idle > 0 {
@@ -304,7 +304,7 @@ func measureScale(ctx context.Context, be *backend, sc *scaleConfig, prefix stri
 		// calls of the start still in flight.
 		heap2, g2 := heapInUse(), runtime.NumGoroutine()
 		res.HeapKiBIdle = float64(int64(heap2)-int64(heap0)) / 1024 / float64(sc.elections)
-		res.GoroutinesIdle = float64(g2-g0-readersPerElection*sc.elections) / float64(sc.elections)
+		res.GoroutinesIdle = float64(g2-g0-readersPerElection*sc.elections-int(client.live.Load())) / float64(sc.elections)
 		res.IdleChanges = r.transitions.Load() - tr0
 		res.IdleErrors = r.errCount.Load() - e0
 		perMin := func(n int64) float64 { return float64(n) * float64(time.Minute) / float64(took) }
