@@ -5,10 +5,11 @@
 //
 //	go -C bench run ./idleprobe memory://probe
 //	go -C bench run ./idleprobe -n 1000 -profile etcd://127.0.0.1:2379
-//	go -C bench run ./idleprobe -heap /tmp/heap.pprof memory://probe
+//	go -C bench run ./idleprobe -heap /tmp/heap.pprof -cpu /tmp/cpu.pprof memory://probe
 //
 // A heap profile (-heap) is written after the counts, for
-// `go tool pprof -sample_index=inuse_space`.
+// `go tool pprof -sample_index=inuse_space`; a CPU profile (-cpu) covers
+// the start and the settle.
 //
 // The goroutines that read the channels (6 per election) are left out of
 // the count.
@@ -33,12 +34,24 @@ func main() {
 	settle := flag.Duration("settle", 5*time.Second, "wait after the start before counting")
 	profile := flag.Bool("profile", false, "print the goroutine profile after the counts")
 	heap := flag.String("heap", "", "write a heap profile to this file after the counts")
+	cpu := flag.String("cpu", "", "write a CPU profile of the start and the settle to this file")
 	flag.Parse()
 	url := "memory://idleprobe"
 	if flag.NArg() > 0 {
 		url = flag.Arg(0)
 	}
-	if err := run(url, *n, *settle, *profile, *heap); err != nil {
+	if *cpu != "" {
+		f, err := os.Create(*cpu)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "idleprobe:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+	}
+	if err := run(url, *n, *settle, *profile, *heap, *cpu != ""); err != nil {
 		fmt.Fprintln(os.Stderr, "idleprobe:", err)
 		os.Exit(1)
 	}
@@ -47,7 +60,7 @@ func main() {
 // readers is how many goroutines the probe itself starts per election.
 const readers = 6
 
-func run(url string, n int, settle time.Duration, profile bool, heap string) error {
+func run(url string, n int, settle time.Duration, profile bool, heap string, cpu bool) error {
 	st, err := open.Store(context.Background(), url)
 	if err != nil {
 		return err
@@ -58,6 +71,7 @@ func run(url string, n int, settle time.Duration, profile bool, heap string) err
 	runtime.GC()
 	runtime.ReadMemStats(&before)
 	prefix := fmt.Sprintf("idleprobe/%d", time.Now().UnixNano())
+	began := time.Now()
 	var stops []func()
 	defer func() {
 		for _, stop := range stops {
@@ -85,7 +99,11 @@ func run(url string, n int, settle time.Duration, profile bool, heap string) err
 		go drain(leaders)
 		go drain(errs)
 	}
+	fmt.Printf("%s: %d elections started in %v\n", url, n, time.Since(began).Round(time.Millisecond))
 	time.Sleep(settle)
+	if cpu {
+		pprof.StopCPUProfile()
+	}
 	runtime.GC()
 	var after runtime.MemStats
 	runtime.ReadMemStats(&after)

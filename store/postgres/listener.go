@@ -190,7 +190,7 @@ func (s *Store) dispatch(payload string) (ok, check bool) {
 	}
 
 	for w := range s.keyWatches[ev.key] {
-		w.q.Push(keyItem{xid: ev.xid, del: ev.op == opDelete, idx: ev.idx})
+		w.push(keyItem{xid: ev.xid, del: ev.op == opDelete, idx: ev.idx})
 	}
 
 	for w := range s.treeWatches {
@@ -211,7 +211,7 @@ func (s *Store) resync() {
 
 	for _, set := range s.keyWatches {
 		for w := range set {
-			w.q.Push(keyItem{resync: true})
+			w.push(keyItem{resync: true})
 		}
 	}
 

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -22,10 +23,30 @@ type keyItem struct {
 	idx    uint64 // the index it gives the change
 }
 
+// keyWatch is one Watch: the listener queues items (push), and a worker
+// goroutine, started only while items wait, reads the row and feeds the
+// channel; an idle watch holds no goroutine.
 type keyWatch struct {
-	key string
-	q   *watch.Queue[keyItem]
+	key    string
+	s      *Store
+	feed   *watch.Feed[*store.KVPair]
+	wctx   context.Context // the worker's reads: the caller's context and the handle's
+	cancel context.CancelFunc
+
+	mu      sync.Mutex
+	items   []keyItem
+	started bool // the first pair is in the feed: items may be worked
+	working bool // a worker runs
+	stopped bool
+
+	// The worker's own, one worker at a time.
+	last *store.KVPair // the last pair delivered
+	snap snapshot      // of the read that gave last
 }
+
+// keyFeedRoom is the buffer of a key watch's channel: while its reader
+// keeps up, the worker hands a pair over and ends.
+const keyFeedRoom = 4
 
 // treeItem is what the listener queues for a tree watch.
 type treeItem struct {
@@ -55,11 +76,20 @@ func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-
 	}
 	defer done()
 
-	w := &keyWatch{key: k, q: watch.NewQueue[keyItem]()}
+	w := &keyWatch{key: k, s: s}
+	w.wctx, w.cancel = s.watchContext(ctx)
 
 	// Register before reading, so that no change committed after the read
-	// can be missed.
+	// can be missed: items queue until the first pair is in the feed.
 	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		w.cancel()
+
+		return nil, errClosed
+	}
+
+	w.feed = watch.NewFeed[*store.KVPair](keyFeedRoom, &s.wg, w.stop, ctx, s.ctx)
 	set := s.keyWatches[k]
 	if set == nil {
 		set = make(map[*keyWatch]struct{})
@@ -70,19 +100,79 @@ func (s *Store) Watch(ctx context.Context, key string, _ *store.ReadOptions) (<-
 
 	first, snap, err := s.readKey(c, k)
 	if err != nil {
-		s.dropKeyWatch(w)
+		w.feed.Stop()
 
 		return nil, s.fail(ctx, "watch", err)
 	}
 
-	out := make(chan *store.KVPair)
-	if !s.spawn(func() { s.runKeyWatch(ctx, w, first, snap, out) }) {
-		s.dropKeyWatch(w)
+	w.begin(first, snap)
 
-		return nil, errClosed
+	return w.feed.C(), nil
+}
+
+// begin feeds the first pair and lets the items queued since work.
+func (w *keyWatch) begin(first *store.KVPair, snap snapshot) {
+	w.mu.Lock()
+	w.last, w.snap = first, snap
+	w.feed.Push(first)
+	w.started = true
+	start := len(w.items) > 0 && !w.working && !w.stopped
+	w.working = start
+	w.mu.Unlock()
+
+	if start && !w.s.spawn(w.work) {
+		w.mu.Lock()
+		w.working = false // the handle is closing: the feed stops with it
+		w.mu.Unlock()
+	}
+}
+
+// push queues an item from the listener, with s.mu held, and starts the
+// worker if none runs.
+func (w *keyWatch) push(it keyItem) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+
+	if w.stopped {
+		return
 	}
 
-	return out, nil
+	w.items = append(w.items, it)
+	if w.started && !w.working {
+		w.working = w.s.spawnLocked(w.work)
+	}
+}
+
+// work turns the queued items into pairs for the feed, and ends once none
+// is left.
+func (w *keyWatch) work() {
+	for {
+		w.mu.Lock()
+		items := w.items
+		w.items = nil
+
+		if len(items) == 0 || w.stopped {
+			w.working = false
+			w.mu.Unlock()
+
+			return
+		}
+		w.mu.Unlock()
+
+		if p, ok := w.s.keyItemsPair(w.wctx, w.key, items, &w.snap, w.last); ok {
+			w.feed.Push(p)
+			w.last = p
+		}
+	}
+}
+
+// stop is the feed's end: the caller's context or the handle's ended.
+func (w *keyWatch) stop() {
+	w.mu.Lock()
+	w.stopped, w.items = true, nil
+	w.mu.Unlock()
+	w.cancel()
+	w.s.dropKeyWatch(w)
 }
 
 func (s *Store) dropKeyWatch(w *keyWatch) {
@@ -117,22 +207,6 @@ func runWatch[I, T any](s *Store, ctx context.Context, q *watch.Queue[I], drop f
 			return
 		}
 	}
-}
-
-func (s *Store) runKeyWatch(ctx context.Context, w *keyWatch, last *store.KVPair, snap snapshot, out chan<- *store.KVPair) {
-	runWatch(s, ctx, w.q, func() { s.dropKeyWatch(w) }, last, out, func(wctx context.Context, items []keyItem) bool {
-		p, ok := s.keyItemsPair(wctx, w.key, items, &snap, last)
-		if !ok {
-			return wctx.Err() == nil
-		}
-
-		if !watch.Send(wctx, out, p) {
-			return false
-		}
-		last = p
-
-		return true
-	})
 }
 
 // keyItemsPair returns the pair to deliver for a batch of items, if any.

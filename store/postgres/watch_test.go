@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"sync"
 	"testing"
@@ -239,11 +240,15 @@ func TestListenerReconnect(t *testing.T) {
 	}
 }
 
+// TestManyWatches also checks that a watch holds no goroutine while its
+// reader keeps up: one runs only while a change is read and handed over.
 func TestManyWatches(t *testing.T) {
 	kv, other := openTwo(t)
 	ctx := testCtx(t)
 
 	const n = 1000
+
+	base := runtime.NumGoroutine()
 
 	chans := make([]<-chan *store.KVPair, n)
 
@@ -283,6 +288,10 @@ func TestManyWatches(t *testing.T) {
 		p := storetest.NextPair(t, ch)
 		assert.Equal(t, []byte{byte(i % 10)}, p.Value)
 	}
+
+	// The workers end once their change is handed over.
+	require.Eventually(t, func() bool { return runtime.NumGoroutine()-base < n/10 }, 30*time.Second, 10*time.Millisecond,
+		"%d watches, read up to date, hold %d goroutines", n, runtime.NumGoroutine()-base)
 }
 
 // TestWatchLatency measures the time from the return of a write on one

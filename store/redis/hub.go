@@ -82,6 +82,7 @@ type hub struct {
 	ps      *goredis.PubSub // replaced when declared dead
 	subs    map[subName]*sub
 	drop    []subName         // to unsubscribe from, on ps
+	unsent  []*sub            // to subscribe on ps, in order (subs since removed or sent are skipped)
 	pending map[*sub]struct{} // subs with a read due
 }
 
@@ -188,6 +189,7 @@ func (h *hub) add(ctx context.Context, w *watcher, name subName, key string) err
 	if s == nil {
 		s = &sub{subName: name, key: key, watchers: make(map[*watcher]struct{})}
 		h.subs[name] = s
+		h.unsent = append(h.unsent, s)
 		kick(h.kickSub)
 	}
 	w.s = s
@@ -365,8 +367,10 @@ func (h *hub) replace(old *goredis.PubSub) {
 		return
 	}
 	h.ps = h.client.Subscribe(h.ctx)
+	h.unsent = h.unsent[:0]
 	for _, s := range h.subs {
 		s.sent, s.confirmed = false, false
+		h.unsent = append(h.unsent, s)
 	}
 	h.drop = nil
 	kick(h.kickSub)
@@ -400,12 +404,21 @@ func (h *hub) subscribe() {
 				drop[b2i(n.tree)] = append(drop[b2i(n.tree)], n.name)
 			}
 			h.drop = nil
-			for _, s := range h.subs {
-				if !s.sent && len(add[0])+len(add[1]) < batchSize {
+			// From the list of those not sent, not a scan of every
+			// subscription: 100,000 watches are added one batch at a time.
+			taken := 0
+			for _, s := range h.unsent {
+				if len(add[0])+len(add[1]) >= batchSize {
+					break
+				}
+				taken++
+				if h.subs[s.subName] == s && !s.sent {
 					s.sent = true
 					add[b2i(s.tree)] = append(add[b2i(s.tree)], s.name)
 				}
 			}
+			clear(h.unsent[:taken])
+			h.unsent = h.unsent[taken:]
 			h.mu.Unlock()
 			if len(drop[0])+len(drop[1])+len(add[0])+len(add[1]) == 0 {
 				break
@@ -439,8 +452,9 @@ func (h *hub) subscribe() {
 			if h.ps == ps {
 				for i, names := range add {
 					for _, n := range names {
-						if s := h.subs[subName{n, i == 1}]; s != nil {
+						if s := h.subs[subName{n, i == 1}]; s != nil && s.sent {
 							s.sent = false
+							h.unsent = append(h.unsent, s)
 						}
 					}
 				}
