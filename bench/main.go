@@ -56,22 +56,24 @@ var known = []struct {
 
 // config is the run's settings, from the flags.
 type config struct {
-	backends    []*backend
-	election    *backend // etcd's concurrency.Election on this etcd, or nil
-	rounds      int
-	crashRounds int
-	idle        time.Duration
-	idleLongTTL time.Duration
-	ttl         time.Duration
-	holdoff     time.Duration
-	jsonFile    string
-	quick       bool
-	clientLogs  bool
-	processes   bool // cross-process mode: every participant a child process
-	passes      int  // --passes: the cross-process rounds split into this many passes over every row
-	scale       scaleConfig
-	runID       string
-	command     string
+	cpuProfile    string        // --cpuprofile
+	cpuProfileFor time.Duration // --cpuprofile-for
+	backends      []*backend
+	election      *backend // etcd's concurrency.Election on this etcd, or nil
+	rounds        int
+	crashRounds   int
+	idle          time.Duration
+	idleLongTTL   time.Duration
+	ttl           time.Duration
+	holdoff       time.Duration
+	jsonFile      string
+	quick         bool
+	clientLogs    bool
+	processes     bool // cross-process mode: every participant a child process
+	passes        int  // --passes: the cross-process rounds split into this many passes over every row
+	scale         scaleConfig
+	runID         string
+	command       string
 }
 
 // key returns the election key of one phase on one backend, unique to the
@@ -140,6 +142,8 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&cfg.scale.elections, "scale", 0, "scale mode: run `N` concurrent elections (two candidates and a follower each) on one client per backend, and nothing else")
 	fs.DurationVar(&cfg.scale.ttl, "scale-ttl", 30*time.Second, "lease `TTL` of the --scale elections")
 	fs.DurationVar(&cfg.scale.idle, "scale-idle", time.Minute, "idle counting `window` of the --scale run")
+	fs.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a CPU profile of the run's first --cpuprofile-for to `FILE`")
+	fs.DurationVar(&cfg.cpuProfileFor, "cpuprofile-for", 2*time.Minute, "how long --cpuprofile profiles")
 	fs.BoolVar(&cfg.clientLogs, "client-logs", false, "keep the store clients' own log lines on stderr (reconnect failures of vanished clients, mostly)")
 	urls := map[string]*string{}
 	for _, k := range known {
@@ -318,6 +322,12 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if cfg.cpuProfile != "" {
+		if err := profileCPU(ctx, cfg.cpuProfile, cfg.cpuProfileFor); err != nil {
+			fmt.Fprintln(stderr, "bench:", err)
+			return 1
+		}
+	}
 	baseline := runtime.NumGoroutine()
 	if cfg.scale.elections > 0 {
 		cfg.scale.rounds, cfg.scale.parallel = cfg.rounds, 64
@@ -575,4 +585,26 @@ func measureIdle(ctx context.Context, cfg *config, live []*backend, results map[
 			results[it.be].IdleShort = res
 		}
 	}
+}
+
+// profileCPU profiles the CPU for d (or until ctx ends) into path, in a
+// goroutine of its own: a run too slow to finish still leaves its profile.
+func profileCPU(ctx context.Context, path string, d time.Duration) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return err
+	}
+	go func() {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+		}
+		pprof.StopCPUProfile()
+		f.Close()
+	}()
+	return nil
 }

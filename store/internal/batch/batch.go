@@ -133,26 +133,43 @@ func (q *Queue[C, R]) Send() {
 
 // take removes the next batch from the queue: calls whose context ended
 // are answered (Ended) and dropped, and the others go in as the limits
-// allow, in order.
+// allow, in order. It looks at the head of the queue only, never the
+// whole of it: under a load the store cannot keep up with, the queue
+// grows, and a scan of all of it for every batch would make each batch
+// slower the longer the queue, the queue longer the slower each batch.
 func (q *Queue[C, R]) take() []C {
-	var batch, rest []C
-	keys := map[string]bool{}
-	size := 0
-	for _, c := range q.queue {
+	var batch, skipped []C
+	var keys map[string]bool
+	if q.Distinct {
+		keys = map[string]bool{}
+	}
+	size, i := 0, 0
+	for ; i < len(q.queue) && len(batch) < q.MaxCalls && len(skipped) < q.MaxCalls; i++ {
+		c := q.queue[i]
 		cc := c.call()
 		if err := cc.Ctx.Err(); err != nil {
 			cc.Done <- q.Ended(err)
 			continue
 		}
-		if len(batch) == q.MaxCalls || (q.Distinct && keys[cc.Key]) || (len(batch) > 0 && size+cc.Size > q.MaxBytes) {
-			rest = append(rest, c)
+		if (q.Distinct && keys[cc.Key]) || (len(batch) > 0 && size+cc.Size > q.MaxBytes) {
+			skipped = append(skipped, c) // for the next batch, still in order
 			continue
 		}
-		keys[cc.Key] = true
+		if q.Distinct {
+			keys[cc.Key] = true
+		}
 		size += cc.Size
 		batch = append(batch, c)
 	}
-	q.queue = rest
+	// The skipped calls go back in front of the rest, in the room the
+	// calls taken or dropped leave; the room before them is cleared.
+	start := i - len(skipped)
+	copy(q.queue[start:i], skipped)
+	clear(q.queue[:start])
+	q.queue = q.queue[start:]
+	if len(q.queue) == 0 {
+		q.queue = nil
+	}
 	return batch
 }
 

@@ -3,6 +3,7 @@ package batch
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"testing"
 )
@@ -98,5 +99,62 @@ func TestWaitEnded(t *testing.T) {
 	c.Done <- "result"
 	if r := q.Wait(c); r != "result" {
 		t.Fatalf("Wait with a result = %q", r)
+	}
+}
+
+// A long queue keeps its order, batch after batch, with calls on a key
+// already in a batch left for the next one.
+func TestLongQueueKeepsOrder(t *testing.T) {
+	const n = 10000
+	var got []string
+	q := &Queue[*call, string]{
+		Limits:   Limits{MaxCalls: 64, MaxBytes: 1 << 20, MaxSenders: 1},
+		Distinct: true,
+		Ended:    func(err error) string { return err.Error() },
+	}
+	q.Run = func(calls []*call) {
+		for _, c := range calls {
+			got = append(got, c.Key)
+			c.Done <- ""
+		}
+	}
+	ctx := context.Background()
+	var want []string
+	for i := range n {
+		key := string(rune('a' + i%3)) // three keys: every batch holds one call per key
+		q.Push(newTestCall(ctx, key, 1))
+		want = append(want, key)
+	}
+	q.Send()
+	if len(got) != n {
+		t.Fatalf("%d calls ran, want %d", len(got), n)
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("call %d ran as %q, want %q: order lost", i, got[i], want[i])
+		}
+	}
+}
+
+// BenchmarkLongQueue takes batches from a queue of 100,000 calls: the
+// time per call stays flat however long the queue (each batch looks at
+// the head only).
+func BenchmarkLongQueue(b *testing.B) {
+	ctx := context.Background()
+	for b.Loop() {
+		q := &Queue[*call, string]{
+			Limits:   Limits{MaxCalls: 64, MaxBytes: 1 << 20, MaxSenders: 1},
+			Distinct: true,
+			Ended:    func(err error) string { return err.Error() },
+			Run: func(calls []*call) {
+				for _, c := range calls {
+					c.Done <- ""
+				}
+			},
+		}
+		for i := range 100000 {
+			q.Push(newTestCall(ctx, strconv.Itoa(i), 1))
+		}
+		q.Send()
 	}
 }
