@@ -73,10 +73,13 @@ func endedRecord(prev snapshot) record {
 
 // endNotice is how long DeleteElection leaves the ended record in place at
 // least, so that every participant reads it before the key vanishes even if
-// its watch missed the change: with default options followers read the key
-// every 3s and candidates every TTL while their watch works. A participant
-// that never saw the ended record takes the vanished key for a store that
-// lost its data, and carries on.
+// its watch missed the change: with default options, while their watch
+// works, followers read the key within 3s (or half the holder's TTL, if
+// longer) and candidates within half their TTL of the last change they
+// were shown, which leaves a watch event half a second (followers) or
+// half a TTL (candidates) to arrive late. A participant that never saw
+// the ended record takes the vanished key for a store that lost its data,
+// and carries on.
 const endNotice = 3*time.Second + 500*time.Millisecond
 
 // DeleteElection ends the election at key (as EndElection) and then deletes

@@ -158,9 +158,11 @@ func (o *observer) ended() bool {
 	return o.cur.rec.Gen > o.gen
 }
 
-// watchedPollFactor stretches the poll interval while a watch runs: the
-// watch carries the changes, and the slow poll catches what some backends'
-// watches miss (a change between their first read and the watch, a delete).
+// watchedPollFactor stretches a given poll interval while a watch runs
+// (config.watchedPoll; by default half the TTL for candidates, 3 s or
+// half the record's TTL for followers): the watch carries the changes,
+// and the slow poll catches what some backends' watches miss (a change
+// between their first read and the watch, a delete).
 // The slow poll counts from the last read, or from the last change the
 // watch (or a write of ours) showed live, whichever is later: while a
 // holder renews and the watch delivers the renewals, nothing is polled.
@@ -178,7 +180,7 @@ func (o *observer) pollDue(now time.Duration) bool {
 // nextPoll is when the next poll is due, ignoring needRead.
 func (o *observer) nextPoll() time.Duration {
 	if o.watch.running() && !o.doubted {
-		every := watchedPollFactor * o.cfg.pollInterval
+		every := o.cfg.watchedPoll
 		if o.cfg.pollByTTL && o.cur.kind == snapRecord {
 			// Half the TTL: longer than the holder's renewal interval
 			// (TTL/3 by default), so that a renewal the watch delivers

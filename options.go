@@ -33,7 +33,8 @@ type config struct {
 	relinquishSpec     string
 	relinquishSchedule cron.Schedule
 	pollInterval       time.Duration
-	pollByTTL          bool // a follower's default poll: while watched, at least every TTL/2 of the record
+	pollByTTL          bool          // a follower's default poll: while watched, at least every TTL/2 of the record
+	watchedPoll        time.Duration // the slow poll while a watch works (observer.nextPoll)
 	startupWait        time.Duration
 	clock              timeSource
 	jitter             func(n time.Duration) time.Duration // test hook: a draw in [0, n), rand.N when nil
@@ -90,9 +91,10 @@ type Timings struct {
 	// read only once 3 polls pass with neither a read nor a change the
 	// watch (or a write of the candidate's own) showed, so that a leader
 	// renewing and a watch delivering its renewals cost no reads at all.
-	// Default: TTL/3 for candidates; 1s for followers, whose reads while
-	// the watch works wait 3s or half the TTL of the leader's record,
-	// whichever is longer (longer than its renewal interval).
+	// Default: TTL/3 for candidates, whose reads while the watch works
+	// wait half the TTL; 1s for followers, whose reads while the watch
+	// works wait 3s or half the TTL of the leader's record, whichever is
+	// longer (both longer than a renewal interval).
 	Poll time.Duration
 	// StartupWait makes a candidate begin its first term no sooner than
 	// StartupWait after it first read the election. A store that lost its
@@ -268,6 +270,9 @@ func (c *config) resolve(ttl time.Duration) error {
 		if c.pollInterval == 0 {
 			c.pollInterval, c.pollByTTL = time.Second, true
 		}
+		if c.watchedPoll == 0 {
+			c.watchedPoll = watchedPollFactor * c.pollInterval
+		}
 		return nil
 	}
 	if c.renewInterval == 0 {
@@ -289,7 +294,16 @@ func (c *config) resolve(ttl time.Duration) error {
 		c.resignHoldoff = 0
 	}
 	if c.pollInterval == 0 {
+		// Half the TTL while a watch works: longer than a renewal
+		// interval, and well within the TTL for which DeleteElection
+		// leaves the ended record (endNotice).
 		c.pollInterval = ttl / 3
+		if c.watchedPoll == 0 {
+			c.watchedPoll = ttl / 2
+		}
+	}
+	if c.watchedPoll == 0 {
+		c.watchedPoll = watchedPollFactor * c.pollInterval
 	}
 	if c.safetyMargin >= ttl/2 {
 		return &OptionError{Option: "WithTimings", Reason: fmt.Sprintf("SafetyMargin %v must be under half the TTL %v", c.safetyMargin, ttl)}

@@ -367,6 +367,7 @@ func (h *hub) replace(old *goredis.PubSub) {
 		return
 	}
 	h.ps = h.client.Subscribe(h.ctx)
+	clear(h.unsent)
 	h.unsent = h.unsent[:0]
 	for _, s := range h.subs {
 		s.sent, s.confirmed = false, false
