@@ -158,17 +158,9 @@ func (o *observer) ended() bool {
 	return o.cur.rec.Gen > o.gen
 }
 
-// watchedPollFactor stretches a given poll interval while a watch runs
-// (config.watchedPoll; by default half the TTL for candidates, 3 s or
-// half the record's TTL for followers): the watch carries the changes,
-// and the slow poll catches what some backends' watches miss (a change
-// between their first read and the watch, a delete).
-// The slow poll counts from the last read, or from the last change the
-// watch (or a write of ours) showed live, whichever is later: while a
-// holder renews and the watch delivers the renewals, nothing is polled.
-// A watch that misses the last change (a release, a delete) or goes
-// silent is read within the slow poll interval of its last event, as
-// before; a follower also reads at 80% of an unrenewed lease (expiry.go).
+// watchedPollFactor stretches a poll interval given by Timings.Poll into
+// the slow poll of a working watch (config.watchedPoll; by default half
+// the TTL for candidates, 3 s or half the record's TTL for followers).
 const watchedPollFactor = 3
 
 // pollDue reports whether the key should be read now: a hint asked for it,
@@ -177,7 +169,15 @@ func (o *observer) pollDue(now time.Duration) bool {
 	return o.needRead || now >= o.nextPoll()
 }
 
-// nextPoll is when the next poll is due, ignoring needRead.
+// nextPoll is when the next poll is due, ignoring needRead. While a watch
+// works it carries the changes, and the slow poll only catches what some
+// backends' watches miss (a change between their first read and the
+// watch, a delete): it counts from the last read, or from the last change
+// the watch (or a write of ours) showed live, whichever is later, so that
+// a holder renewing and a watch delivering the renewals cost no read. A
+// watch that misses the last change (a release, a delete) or goes silent
+// is read within the slow poll of its last event; a follower also reads
+// at 80% of an unrenewed lease (expiry.go).
 func (o *observer) nextPoll() time.Duration {
 	if o.watch.running() && !o.doubted {
 		every := o.cfg.watchedPoll
